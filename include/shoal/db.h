@@ -1,0 +1,152 @@
+// Copyright 2026 The shoal Authors.
+//
+// shoal: a sharded, durable, embedded vector database.
+//
+// A DB is one directory holding named collections. Each collection has its
+// own dimension, metric and shard count; a vector id (uint64) lives in shard
+// xxh3(id) % shard_count. Writes go to that shard's write-ahead log and its
+// in-memory table, and are searchable the moment the call returns.
+//
+// Thread safety: a DB is safe for concurrent use from many threads without
+// external synchronization. Writers to different shards never wait for each
+// other. Close() must not race with other calls.
+//
+// Errors: every call returns absl::Status (or StatusOr). Bad input returns
+// InvalidArgumentError and changes nothing; an unknown collection is
+// NotFoundError; damaged files are DataLossError; I/O failures are
+// InternalError / the errno-derived code. No call throws.
+
+#ifndef SHOAL_INCLUDE_SHOAL_DB_H_
+#define SHOAL_INCLUDE_SHOAL_DB_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "shoal/options.h"
+
+namespace shoal {
+
+// The collection used by the calls that take no collection name.
+inline constexpr std::string_view kDefaultCollection = "default";
+
+struct Neighbor {
+  uint64_t id;
+  float distance;  // smaller is closer; see Metric
+};
+
+class DB {
+ public:
+  // Opens (or, with create_if_missing, creates) the database at `path`,
+  // replaying every shard's write-ahead log in parallel.
+  // Errors: FailedPrecondition when another DB object or process holds the
+  // directory (LOCK); NotFound when it does not exist and !create_if_missing;
+  // AlreadyExists with error_if_exists; InvalidArgument when
+  // options.default_collection disagrees with what is stored; DataLoss when a
+  // log or the manifest is damaged (see Options::salvage_corrupt_wal).
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<DB>> Open(
+      const Options& options, const std::string& path);
+
+  DB() = default;
+  DB(const DB&) = delete;
+  DB& operator=(const DB&) = delete;
+  virtual ~DB() = default;  // closes, like Close(), ignoring its status
+
+  // ---- Calls on a named collection ----
+
+  // Creates an empty collection. Names: 1..128 characters of [A-Za-z0-9_.-],
+  // not starting with '.'. AlreadyExists when the name is taken;
+  // InvalidArgument for a bad name or options (dim 0 or > 4096, ...).
+  [[nodiscard]] virtual absl::Status CreateCollection(
+      std::string_view name, const CollectionOptions& options) = 0;
+  // Removes a collection and all of its data. NotFound when absent.
+  [[nodiscard]] virtual absl::Status DropCollection(std::string_view name) = 0;
+  // Names of all collections, sorted.
+  virtual std::vector<std::string> ListCollections() const = 0;
+  // The options a collection was created with (shard_count resolved).
+  [[nodiscard]] virtual absl::StatusOr<CollectionOptions> GetCollectionOptions(
+      std::string_view name) const = 0;
+
+  // Inserts or replaces the vector stored under `id`. `vector` must have the
+  // collection's dim components, all finite.
+  [[nodiscard]] virtual absl::Status Put(std::string_view collection,
+                                         uint64_t id,
+                                         std::span<const float> vector) = 0;
+  // Puts many vectors: `vectors` is row-major, ids.size() * dim floats. When
+  // an id appears twice, the later row wins. The batch is validated as a
+  // whole first: on bad input nothing is written. Each shard's part of the
+  // batch is one log record, atomic on that shard (a crash keeps all of it or
+  // none of it); parts on different shards are independent.
+  [[nodiscard]] virtual absl::Status PutBatch(
+      std::string_view collection, std::span<const uint64_t> ids,
+      std::span<const float> vectors) = 0;
+  // Deletes `id`. Deleting an absent id is OK (and is recorded, so that an
+  // older copy can never come back).
+  [[nodiscard]] virtual absl::Status Delete(std::string_view collection,
+                                            uint64_t id) = 0;
+  // The vector stored under `id` (normalized, for kCosine). NotFound when the
+  // id is absent or deleted.
+  [[nodiscard]] virtual absl::StatusOr<std::vector<float>> Get(
+      std::string_view collection, uint64_t id) = 0;
+  // At most options.k neighbours of `query`, sorted by ascending distance
+  // (ties by id). InvalidArgument when k == 0, list_size < k, or the query is
+  // malformed.
+  [[nodiscard]] virtual absl::StatusOr<std::vector<Neighbor>> Search(
+      std::string_view collection, std::span<const float> query,
+      const SearchOptions& options = {}) = 0;
+  // Many queries (row-major, n * dim floats) answered on all cores; result i
+  // belongs to query i.
+  [[nodiscard]] virtual absl::StatusOr<std::vector<std::vector<Neighbor>>>
+  SearchBatch(std::string_view collection, std::span<const float> queries,
+              const SearchOptions& options = {}) = 0;
+  // Loads many vectors straight into on-disk segments, skipping the log.
+  [[nodiscard]] virtual absl::Status BulkLoad(
+      std::string_view collection, std::span<const uint64_t> ids,
+      std::span<const float> vectors) = 0;
+
+  // ---- Whole database ----
+
+  // Moves every memtable into on-disk segments; returns when durable.
+  [[nodiscard]] virtual absl::Status Flush() = 0;
+  // Merges segments, dropping deleted and overwritten vectors.
+  [[nodiscard]] virtual absl::Status Compact() = 0;
+  // Makes every write durable (fdatasync of every log) and releases the
+  // directory. Later calls return FailedPrecondition. Idempotent.
+  [[nodiscard]] virtual absl::Status Close() = 0;
+
+  // ---- The same calls on kDefaultCollection ----
+  [[nodiscard]] absl::Status Put(uint64_t id, std::span<const float> vector) {
+    return Put(kDefaultCollection, id, vector);
+  }
+  [[nodiscard]] absl::Status PutBatch(std::span<const uint64_t> ids,
+                                      std::span<const float> vectors) {
+    return PutBatch(kDefaultCollection, ids, vectors);
+  }
+  [[nodiscard]] absl::Status Delete(uint64_t id) {
+    return Delete(kDefaultCollection, id);
+  }
+  [[nodiscard]] absl::StatusOr<std::vector<float>> Get(uint64_t id) {
+    return Get(kDefaultCollection, id);
+  }
+  [[nodiscard]] absl::StatusOr<std::vector<Neighbor>> Search(
+      std::span<const float> query, const SearchOptions& options = {}) {
+    return Search(kDefaultCollection, query, options);
+  }
+  [[nodiscard]] absl::StatusOr<std::vector<std::vector<Neighbor>>> SearchBatch(
+      std::span<const float> queries, const SearchOptions& options = {}) {
+    return SearchBatch(kDefaultCollection, queries, options);
+  }
+  [[nodiscard]] absl::Status BulkLoad(std::span<const uint64_t> ids,
+                                      std::span<const float> vectors) {
+    return BulkLoad(kDefaultCollection, ids, vectors);
+  }
+};
+
+}  // namespace shoal
+
+#endif  // SHOAL_INCLUDE_SHOAL_DB_H_

@@ -1,0 +1,98 @@
+// Copyright 2026 The shoal Authors.
+//
+// Options that control a shoal database, its collections and its searches.
+// Every field has a default; the comment of each gives the trade-off.
+
+#ifndef SHOAL_INCLUDE_SHOAL_OPTIONS_H_
+#define SHOAL_INCLUDE_SHOAL_OPTIONS_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace shoal {
+
+// How distances are measured. Smaller distance is always closer.
+enum class Metric : uint8_t {
+  kL2 = 0,            // squared Euclidean distance
+  kInnerProduct = 1,  // distance = -dot(a, b)
+  kCosine = 2,        // vectors are normalized on write; distance = 1 - cos(a, b)
+};
+
+// When the write-ahead log reaches stable storage. Every policy survives the
+// process being killed (kill -9): a write whose call returned OK is in the
+// operating system's page cache before the call returns. The policies differ
+// in what survives a machine crash (power loss):
+enum class FsyncPolicy : uint8_t {
+  // The OS writes back when it likes; after a machine crash a prefix of each
+  // shard's writes survives. Fastest.
+  kNever = 0,
+  // A write returns only after its bytes are on stable storage. Concurrent
+  // writers share one fdatasync (group commit).
+  kAlways = 1,
+  // As kNever, plus a background fdatasync every `sync_interval_us`: a machine
+  // crash loses at most about that window, and what survives is a prefix.
+  kInterval = 2,
+};
+
+// Vamana graph parameters (DiskANN's names). Used by segments.
+struct GraphOptions {
+  uint32_t max_degree = 64;         // R: neighbours kept per node
+  uint32_t build_list_size = 100;   // L at build time: larger = better graph, slower build
+  float alpha = 1.2f;               // robust-prune slack (>= 1): larger = longer edges kept
+};
+
+// The shape of one collection. Fixed when the collection is created.
+struct CollectionOptions {
+  uint32_t dim = 0;                 // REQUIRED: 1..4096
+  Metric metric = Metric::kL2;
+  uint32_t shard_count = 0;         // 0 = std::thread::hardware_concurrency(); at most 256
+  GraphOptions graph;
+};
+
+// Options for a DB: one directory holding many collections.
+struct Options {
+  // ---- Behaviour ----
+  // Create the directory (and an empty database) when it does not exist.
+  bool create_if_missing = true;
+  // Fail Open with AlreadyExistsError when the directory already holds a database.
+  bool error_if_exists = false;
+  // Durability of writes; see FsyncPolicy.
+  FsyncPolicy fsync = FsyncPolicy::kNever;
+  // kInterval only: period of the background fdatasync, in microseconds (> 0).
+  uint32_t sync_interval_us = 100000;
+  // Recovery: when a write-ahead log is damaged before its tail (a checksum
+  // failure followed by valid records), Open returns DataLossError naming the
+  // file and offset. With salvage set, Open instead keeps the longest valid
+  // prefix of that shard's log, drops the rest, and succeeds.
+  bool salvage_corrupt_wal = false;
+  // The collection named kDefaultCollection, used by the calls without a
+  // collection name. Created on first Open when dim > 0. On a later Open,
+  // dim 0 means "as stored"; a different dim or metric is InvalidArgument.
+  CollectionOptions default_collection;
+
+  // ---- Performance ----
+  // Per shard: memtable size before it is flushed into a segment.
+  size_t memtable_bytes = 64 << 20;
+  // Memtable vectors live in arena blocks of this size (rounded up to hold at
+  // least one vector).
+  size_t arena_block_bytes = 4 << 20;
+  // Touch arena blocks and log space up front, so writes take no page faults.
+  bool preallocate = false;
+  // Size of one write-ahead log file; a record larger than this gets a file of
+  // its own. Log space is reserved (mapped) this much at a time.
+  size_t wal_file_bytes = 64 << 20;
+  // Threads for parallel work (batch writes, recovery, search fan-out).
+  // 0 = std::thread::hardware_concurrency().
+  uint32_t worker_threads = 0;
+};
+
+// Options for one search.
+struct SearchOptions {
+  uint32_t k = 10;             // neighbours to return (>= 1)
+  uint32_t list_size = 100;    // L at search time (>= k): larger = better recall, slower
+  uint32_t beam_width = 4;     // graph nodes expanded per step
+};
+
+}  // namespace shoal
+
+#endif  // SHOAL_INCLUDE_SHOAL_OPTIONS_H_

@@ -1,0 +1,94 @@
+// Copyright 2026 The shoal Authors.
+//
+// The DB implementation: the directory lock, the manifest, the collections,
+// and the kInterval background syncer. Recovery of shards lives in
+// shard/shard.cc, the write and search paths in db/collection.cc.
+
+#ifndef SHOAL_SRC_DB_DB_IMPL_H_
+#define SHOAL_SRC_DB_DB_IMPL_H_
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "db/collection.h"
+#include "db/manifest.h"
+#include "shoal/db.h"
+#include "util/file_system.h"
+#include "util/thread_pool.h"
+
+namespace shoal {
+
+class DBImpl final : public DB {
+ public:
+  DBImpl(const Options& options, std::string path, FileSystem* fs);
+  ~DBImpl() override;
+
+  // Locks the directory, reads the manifest, opens every collection.
+  absl::Status Open();
+
+  using DB::BulkLoad;
+  using DB::Delete;
+  using DB::Get;
+  using DB::Put;
+  using DB::PutBatch;
+  using DB::Search;
+  using DB::SearchBatch;
+
+  absl::Status CreateCollection(std::string_view name,
+                                const CollectionOptions& options) override;
+  absl::Status DropCollection(std::string_view name) override;
+  std::vector<std::string> ListCollections() const override;
+  absl::StatusOr<CollectionOptions> GetCollectionOptions(
+      std::string_view name) const override;
+
+  absl::Status Put(std::string_view collection, uint64_t id,
+                   std::span<const float> vector) override;
+  absl::Status PutBatch(std::string_view collection, std::span<const uint64_t> ids,
+                        std::span<const float> vectors) override;
+  absl::Status Delete(std::string_view collection, uint64_t id) override;
+  absl::StatusOr<std::vector<float>> Get(std::string_view collection, uint64_t id) override;
+  absl::StatusOr<std::vector<Neighbor>> Search(std::string_view collection,
+                                               std::span<const float> query,
+                                               const SearchOptions& options) override;
+  absl::StatusOr<std::vector<std::vector<Neighbor>>> SearchBatch(
+      std::string_view collection, std::span<const float> queries,
+      const SearchOptions& options) override;
+  absl::Status BulkLoad(std::string_view collection, std::span<const uint64_t> ids,
+                        std::span<const float> vectors) override;
+  absl::Status Flush() override;
+  absl::Status Compact() override;
+  absl::Status Close() override;
+
+ private:
+  absl::StatusOr<std::shared_ptr<Collection>> Find(std::string_view name) const;
+  absl::Status CreateLocked(std::string_view name, CollectionOptions options)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status WriteManifestLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status OpenDefaultCollection() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void IntervalSyncLoop();
+
+  const Options options_;
+  const std::string path_;
+  FileSystem* const fs_;
+  std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<FileLock> lock_;
+
+  mutable absl::Mutex mu_;
+  std::map<std::string, std::shared_ptr<Collection>, std::less<>> collections_
+      ABSL_GUARDED_BY(mu_);
+  std::atomic<bool> closed_{false};
+
+  absl::Mutex sync_thread_mu_;
+  bool stop_sync_thread_ ABSL_GUARDED_BY(sync_thread_mu_) = false;
+  std::thread sync_thread_;
+};
+
+}  // namespace shoal
+
+#endif  // SHOAL_SRC_DB_DB_IMPL_H_

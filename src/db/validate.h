@@ -1,0 +1,34 @@
+// Copyright 2026 The shoal Authors.
+//
+// Checks of caller input. Each returns InvalidArgumentError with a message
+// that names the problem (and the offending row or position), or OK.
+
+#ifndef SHOAL_SRC_DB_VALIDATE_H_
+#define SHOAL_SRC_DB_VALIDATE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "shoal/options.h"
+
+namespace shoal {
+
+inline constexpr uint32_t kMaxDim = 4096;
+inline constexpr uint32_t kMaxShards = 256;
+inline constexpr size_t kMaxCollectionName = 128;
+
+absl::Status ValidateCollectionName(std::string_view name);
+// Checks dim, metric, shard_count (0 allowed: resolved later) and graph options.
+absl::Status ValidateCollectionOptions(const CollectionOptions& options);
+absl::Status ValidateOptions(const Options& options);
+// n rows of dim floats in `vectors`, all finite. `what` names the argument.
+absl::Status ValidateVectors(std::span<const float> vectors, size_t n, uint32_t dim,
+                             std::string_view what);
+absl::Status ValidateSearchOptions(const SearchOptions& options);
+
+}  // namespace shoal
+
+#endif  // SHOAL_SRC_DB_VALIDATE_H_

@@ -1,0 +1,229 @@
+// Copyright 2026 The shoal Authors.
+//
+// Scalar reference kernels, the run-time choice of kernel set, and the
+// metric-level helpers. This file is compiled for baseline x86-64 (SSE2):
+// it must run on every CPU, including the ones it then finds lacking AVX2.
+
+#include "distance/distance.h"
+
+#include <algorithm>
+#include <bit>
+#include <cassert>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+#include "distance/distance_isa.h"
+
+namespace shoal {
+
+namespace {
+
+// ---- Scalar kernels ----
+//
+// Four partial sums: a single running sum is one long chain of dependent
+// adds, and the compiler may not reorder float adds without -ffast-math. With
+// four chains the adds overlap, and the compiler can put them in SSE2 lanes.
+
+float L2SquaredScalar(const float* a, const float* b, size_t dim) {
+  float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+  size_t i = 0;
+  for (; i + 4 <= dim; i += 4) {
+    const float d0 = a[i] - b[i];
+    const float d1 = a[i + 1] - b[i + 1];
+    const float d2 = a[i + 2] - b[i + 2];
+    const float d3 = a[i + 3] - b[i + 3];
+    s0 += d0 * d0;
+    s1 += d1 * d1;
+    s2 += d2 * d2;
+    s3 += d3 * d3;
+  }
+  for (; i < dim; ++i) {
+    const float d = a[i] - b[i];
+    s0 += d * d;
+  }
+  return (s0 + s1) + (s2 + s3);
+}
+
+float DotScalar(const float* a, const float* b, size_t dim) {
+  float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+  size_t i = 0;
+  for (; i + 4 <= dim; i += 4) {
+    s0 += a[i] * b[i];
+    s1 += a[i + 1] * b[i + 1];
+    s2 += a[i + 2] * b[i + 2];
+    s3 += a[i + 3] * b[i + 3];
+  }
+  for (; i < dim; ++i) s0 += a[i] * b[i];
+  return (s0 + s1) + (s2 + s3);
+}
+
+// The batch kernels call the single ones, so a row's distance is bit-for-bit
+// the same whichever path computed it.
+void L2SquaredBatchScalar(const float* query, const float* base, size_t n,
+                          size_t dim, float* out) {
+  for (size_t r = 0; r < n; ++r) {
+    out[r] = L2SquaredScalar(query, base + r * dim, dim);
+  }
+}
+
+void DotBatchScalar(const float* query, const float* base, size_t n,
+                    size_t dim, float* out) {
+  for (size_t r = 0; r < n; ++r) out[r] = DotScalar(query, base + r * dim, dim);
+}
+
+constexpr DistanceKernels kScalarKernels = {
+    "scalar", &L2SquaredScalar, &DotScalar, &L2SquaredBatchScalar,
+    &DotBatchScalar};
+
+// ---- Dispatch ----
+
+// Ordered: a forced ISA caps the choice at min(forced, best supported).
+enum class Isa { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
+
+// The best ISA this CPU can run. libgcc's feature bits also check (XGETBV)
+// that the OS saves the YMM/ZMM registers, so "supported" means "usable".
+Isa BestSupportedIsa() {
+  // Only needed when we run before libgcc's constructor has (static init of
+  // another file); harmless otherwise.
+  __builtin_cpu_init();
+  // The AVX2 file is built with -mfma too, so it needs both.
+  const bool avx2 =
+      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (avx2 && __builtin_cpu_supports("avx512f") &&
+      __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl")) {
+    return Isa::kAvx512;
+  }
+  return avx2 ? Isa::kAvx2 : Isa::kScalar;
+}
+
+// SHOAL_FORCE_ISA=scalar|avx2|avx512 lowers the choice (for tests and
+// benchmarks); it never raises it above what the CPU has, since that would
+// die with SIGILL. Other values are ignored.
+Isa ChooseIsa() {
+  const Isa best = BestSupportedIsa();
+  const char* forced = std::getenv("SHOAL_FORCE_ISA");
+  if (forced == nullptr) return best;
+  Isa wanted;
+  if (std::strcmp(forced, "scalar") == 0) {
+    wanted = Isa::kScalar;
+  } else if (std::strcmp(forced, "avx2") == 0) {
+    wanted = Isa::kAvx2;
+  } else if (std::strcmp(forced, "avx512") == 0) {
+    wanted = Isa::kAvx512;
+  } else {
+    return best;
+  }
+  return std::min(wanted, best);
+}
+
+const DistanceKernels& KernelsFor(Isa isa) {
+  switch (isa) {
+    case Isa::kAvx512:
+      return Avx512Kernels();
+    case Isa::kAvx2:
+      return Avx2Kernels();
+    case Isa::kScalar:
+      break;
+  }
+  return kScalarKernels;
+}
+
+}  // namespace
+
+const DistanceKernels& Kernels() {
+  // Chosen once; C++ makes the initialization of a local static thread-safe.
+  static const DistanceKernels* const kernels = &KernelsFor(ChooseIsa());
+  return *kernels;
+}
+
+const DistanceKernels& ScalarKernels() { return kScalarKernels; }
+
+float Distance(Metric metric, const float* a, const float* b, size_t dim) {
+  const DistanceKernels& k = Kernels();
+  switch (metric) {
+    case Metric::kL2:
+      return k.l2_squared(a, b, dim);
+    case Metric::kInnerProduct:
+      return -k.dot(a, b, dim);
+    case Metric::kCosine:
+      return 1.0f - k.dot(a, b, dim);
+  }
+  // Not a Metric: collections validate theirs when created or opened.
+  assert(false && "invalid Metric");
+  return std::numeric_limits<float>::quiet_NaN();
+}
+
+void DistanceBatch(Metric metric, const float* query, const float* base,
+                   size_t n, size_t dim, float* out) {
+  const DistanceKernels& k = Kernels();
+  switch (metric) {
+    case Metric::kL2:
+      k.l2_squared_batch(query, base, n, dim, out);
+      return;
+    case Metric::kInnerProduct:
+      k.dot_batch(query, base, n, dim, out);
+      for (size_t i = 0; i < n; ++i) out[i] = -out[i];
+      return;
+    case Metric::kCosine:
+      k.dot_batch(query, base, n, dim, out);
+      for (size_t i = 0; i < n; ++i) out[i] = 1.0f - out[i];
+      return;
+  }
+  assert(false && "invalid Metric");
+  std::fill(out, out + n, std::numeric_limits<float>::quiet_NaN());
+}
+
+bool NormalizeInPlace(float* v, size_t dim) {
+  // In double: in float, the squares of components above ~1.8e19 overflow and
+  // those below ~1e-19 underflow, yet such vectors are finite and have a
+  // direction. In double every float product is exact and no sum of up to
+  // millions of them overflows, so a finite nonzero v always gets a finite,
+  // positive norm. Four sums for the same reason as the scalar kernels.
+  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+  size_t i = 0;
+  for (; i + 4 <= dim; i += 4) {
+    s0 += static_cast<double>(v[i]) * v[i];
+    s1 += static_cast<double>(v[i + 1]) * v[i + 1];
+    s2 += static_cast<double>(v[i + 2]) * v[i + 2];
+    s3 += static_cast<double>(v[i + 3]) * v[i + 3];
+  }
+  for (; i < dim; ++i) s0 += static_cast<double>(v[i]) * v[i];
+  const double norm_squared = (s0 + s1) + (s2 + s3);
+  // A NaN or Inf component makes the sum NaN or Inf; !(x > 0) also catches NaN.
+  if (!(norm_squared > 0.0) || !std::isfinite(norm_squared)) return false;
+  const double inverse_norm = 1.0 / std::sqrt(norm_squared);
+  for (i = 0; i < dim; ++i) v[i] = static_cast<float>(v[i] * inverse_norm);
+  return true;
+}
+
+bool AllFinite(const float* v, size_t n) {
+  // A float is NaN or +-Inf exactly when its 8 exponent bits are all ones.
+  // Adding 1 to the isolated exponent field then carries into bit 31, and
+  // only then. OR-ing those sums is branch-free integer work the compiler
+  // vectorizes with plain SSE2; the fixed block length keeps that true even
+  // under -O2's "very cheap" vectorizer (no epilogue), and bounds how far we
+  // scan past a bad value.
+  constexpr uint32_t kExponent = 0x7f800000u;
+  constexpr uint32_t kExponentOne = 0x00800000u;
+  constexpr uint32_t kCarry = 0x80000000u;
+  constexpr size_t kBlock = 64;
+  size_t i = 0;
+  for (; i + kBlock <= n; i += kBlock) {
+    uint32_t sums = 0;
+    for (size_t j = 0; j < kBlock; ++j) {
+      sums |= (std::bit_cast<uint32_t>(v[i + j]) & kExponent) + kExponentOne;
+    }
+    if (sums & kCarry) return false;
+  }
+  uint32_t sums = 0;
+  for (; i < n; ++i) {
+    sums |= (std::bit_cast<uint32_t>(v[i]) & kExponent) + kExponentOne;
+  }
+  return (sums & kCarry) == 0;
+}
+
+}  // namespace shoal

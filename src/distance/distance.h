@@ -1,0 +1,64 @@
+// Copyright 2026 The shoal Authors.
+//
+// Distance kernels, chosen once at run time for the CPU (scalar, AVX2+FMA,
+// AVX-512). Nothing here requires the library to be built with -march=native:
+// the SIMD variants live in *_avx2.cc / *_avx512.cc, compiled for their ISA,
+// and are only called after cpuid says the CPU has it.
+//
+// Conventions: smaller distance is closer, always.
+//   kL2:           squared Euclidean distance
+//   kInnerProduct: -dot(a, b)
+//   kCosine:       1 - dot(a, b); both vectors are unit-normalized beforehand
+//
+// Thread-safe: the dispatch table is initialized once (function-local static).
+
+#ifndef SHOAL_SRC_DISTANCE_DISTANCE_H_
+#define SHOAL_SRC_DISTANCE_DISTANCE_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "shoal/options.h"
+
+namespace shoal {
+
+// Distance between two vectors of `dim` floats. Any dim >= 1 (odd dims too).
+using DistanceFn = float (*)(const float* a, const float* b, size_t dim);
+
+// Distances from `query` to `n` vectors stored contiguously at `base`
+// (row i at base + i * dim); out[i] receives the distance to row i.
+using BatchDistanceFn = void (*)(const float* query, const float* base,
+                                 size_t n, size_t dim, float* out);
+
+struct DistanceKernels {
+  const char* isa;          // "scalar", "avx2" or "avx512"
+  DistanceFn l2_squared;    // sum (a_i - b_i)^2
+  DistanceFn dot;           // sum a_i * b_i
+  BatchDistanceFn l2_squared_batch;
+  BatchDistanceFn dot_batch;
+};
+
+// The best kernels this CPU supports. SHOAL_FORCE_ISA=scalar|avx2|avx512 in
+// the environment overrides the choice (never picking an unsupported ISA).
+const DistanceKernels& Kernels();
+
+// The scalar reference kernels (always available; used by tests).
+const DistanceKernels& ScalarKernels();
+
+// Distance under `metric` (see conventions above), via Kernels().
+float Distance(Metric metric, const float* a, const float* b, size_t dim);
+
+// Distances under `metric` from query to n contiguous rows, via Kernels().
+void DistanceBatch(Metric metric, const float* query, const float* base,
+                   size_t n, size_t dim, float* out);
+
+// Scales v to unit length in place. Returns false (and leaves v unchanged)
+// when its norm is zero or not finite.
+bool NormalizeInPlace(float* v, size_t dim);
+
+// True when every one of the n floats is finite (no NaN, no +-Inf).
+bool AllFinite(const float* v, size_t n);
+
+}  // namespace shoal
+
+#endif  // SHOAL_SRC_DISTANCE_DISTANCE_H_

@@ -1,0 +1,124 @@
+// Copyright 2026 The shoal Authors.
+//
+// AVX-512 kernels. Compiled with -mavx512f -mavx512bw -mavx512dq -mavx512vl
+// -mfma (see CMakeLists.txt) and called only through Avx512Kernels() after
+// the CPU check in distance.cc. The same shape as distance_avx2.cc, 16 lanes
+// wide; the tail uses a lane mask instead of a mask table.
+
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "distance/distance.h"
+#include "distance/distance_isa.h"
+
+namespace shoal {
+
+namespace {
+
+constexpr size_t kPrefetchAheadBytes = 2048;  // See distance_avx2.cc.
+constexpr size_t kCacheLineBytes = 64;
+
+// Lanes [0, rem) set, for 1 <= rem <= 15. Masked-off lanes are not read and
+// cannot fault.
+inline __mmask16 TailMask(size_t rem) {
+  return static_cast<__mmask16>((1u << rem) - 1u);
+}
+
+// Not _mm512_reduce_add_ps or _mm512_castps512_ps256: in GCC 12's headers
+// they expand to _mm256_undefined_pd(), which warns -Wuninitialized. The
+// zero-masked extract with a full mask is the same instruction, warning-free.
+inline float HorizontalSum(__m512 v) {
+  const __m256 v8 = _mm256_add_ps(_mm512_maskz_extractf32x8_ps(0xff, v, 0),
+                                  _mm512_maskz_extractf32x8_ps(0xff, v, 1));
+  __m128 x =
+      _mm_add_ps(_mm256_castps256_ps128(v8), _mm256_extractf128_ps(v8, 1));
+  x = _mm_add_ps(x, _mm_movehl_ps(x, x));
+  x = _mm_add_ss(x, _mm_movehdup_ps(x));
+  return _mm_cvtss_f32(x);
+}
+
+// acc + (a - b)^2 and acc + a * b, lane-wise: the step of each kernel.
+inline __m512 AddSquaredDifference(__m512 acc, __m512 a, __m512 b) {
+  const __m512 d = _mm512_sub_ps(a, b);
+  return _mm512_fmadd_ps(d, d, acc);
+}
+
+inline __m512 AddProduct(__m512 acc, __m512 a, __m512 b) {
+  return _mm512_fmadd_ps(a, b, acc);
+}
+
+// Sums kStep over all dims, with four accumulators to cover the FMA latency
+// as in distance_avx2.cc.
+template <__m512 (*kStep)(__m512, __m512, __m512)>
+inline float Accumulate(const float* a, const float* b, size_t dim) {
+  __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+  __m512 acc2 = _mm512_setzero_ps(), acc3 = _mm512_setzero_ps();
+  size_t i = 0;
+  for (; i + 64 <= dim; i += 64) {
+    const float* x = a + i;
+    const float* y = b + i;
+    acc0 = kStep(acc0, _mm512_loadu_ps(x), _mm512_loadu_ps(y));
+    acc1 = kStep(acc1, _mm512_loadu_ps(x + 16), _mm512_loadu_ps(y + 16));
+    acc2 = kStep(acc2, _mm512_loadu_ps(x + 32), _mm512_loadu_ps(y + 32));
+    acc3 = kStep(acc3, _mm512_loadu_ps(x + 48), _mm512_loadu_ps(y + 48));
+  }
+  for (; i + 16 <= dim; i += 16) {
+    acc0 = kStep(acc0, _mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i));
+  }
+  if (i < dim) {
+    // Masked-off lanes load as 0 in both inputs and add 0 in either kernel.
+    const __mmask16 mask = TailMask(dim - i);
+    acc1 = kStep(acc1, _mm512_maskz_loadu_ps(mask, a + i),
+                 _mm512_maskz_loadu_ps(mask, b + i));
+  }
+  return HorizontalSum(
+      _mm512_add_ps(_mm512_add_ps(acc0, acc1), _mm512_add_ps(acc2, acc3)));
+}
+
+inline float L2SquaredImpl(const float* a, const float* b, size_t dim) {
+  return Accumulate<AddSquaredDifference>(a, b, dim);
+}
+
+inline float DotImpl(const float* a, const float* b, size_t dim) {
+  return Accumulate<AddProduct>(a, b, dim);
+}
+
+// See distance_avx2.cc: one prefetch stream over the contiguous rows.
+template <float (*kKernel)(const float*, const float*, size_t)>
+void BatchImpl(const float* query, const float* base, size_t n, size_t dim,
+               float* out) {
+  const char* bytes = reinterpret_cast<const char*>(base);
+  const size_t total_bytes = n * dim * sizeof(float);
+  size_t prefetched = 0;
+  for (size_t r = 0; r < n; ++r) {
+    const size_t row_end = (r + 1) * dim * sizeof(float);
+    const size_t target =
+        row_end + kPrefetchAheadBytes < total_bytes
+            ? row_end + kPrefetchAheadBytes
+            : total_bytes;
+    for (; prefetched < target; prefetched += kCacheLineBytes) {
+      _mm_prefetch(bytes + prefetched, _MM_HINT_T0);
+    }
+    out[r] = kKernel(query, base + r * dim, dim);
+  }
+}
+
+float L2SquaredAvx512(const float* a, const float* b, size_t dim) {
+  return L2SquaredImpl(a, b, dim);
+}
+
+float DotAvx512(const float* a, const float* b, size_t dim) {
+  return DotImpl(a, b, dim);
+}
+
+constexpr DistanceKernels kAvx512Kernels = {
+    "avx512", &L2SquaredAvx512, &DotAvx512, &BatchImpl<L2SquaredImpl>,
+    &BatchImpl<DotImpl>};
+
+}  // namespace
+
+const DistanceKernels& Avx512Kernels() { return kAvx512Kernels; }
+
+}  // namespace shoal

@@ -1,0 +1,87 @@
+// Copyright 2026 The shoal Authors.
+
+#include "memtable/memtable.h"
+
+#include <algorithm>
+
+#include "distance/distance.h"
+
+namespace shoal {
+
+MemTable::MemTable(uint32_t dim, size_t block_bytes, bool preallocate,
+                   size_t reserve_bytes)
+    : dim_(dim), arena_(dim, block_bytes) {
+  if (preallocate) {
+    const size_t rows = reserve_bytes / (size_t{dim} * sizeof(float));
+    arena_.Preallocate(rows);
+    slot_ids_.reserve(rows);
+    slot_live_.reserve(rows);
+    index_.reserve(rows);
+  }
+}
+
+void MemTable::Reserve(size_t n) { index_.reserve(index_.size() + n); }
+
+void MemTable::Put(uint64_t id, const float* vector) {
+  const uint32_t slot = arena_.Append(vector);
+  slot_ids_.push_back(id);
+  slot_live_.push_back(1);
+  auto [it, inserted] = index_.try_emplace(id, slot);
+  if (!inserted) {
+    if (it->second == kTombstone) {
+      --tombstone_count_;
+    } else {
+      slot_live_[it->second] = 0;
+      --live_count_;
+    }
+    it->second = slot;
+  }
+  ++live_count_;
+}
+
+void MemTable::Delete(uint64_t id) {
+  auto [it, inserted] = index_.try_emplace(id, kTombstone);
+  if (!inserted) {
+    if (it->second == kTombstone) return;
+    slot_live_[it->second] = 0;
+    --live_count_;
+    it->second = kTombstone;
+  }
+  ++tombstone_count_;
+}
+
+MemTable::Lookup MemTable::Get(uint64_t id, const float** vector) const {
+  auto it = index_.find(id);
+  if (it == index_.end()) return Lookup::kAbsent;
+  if (it->second == kTombstone) return Lookup::kDeleted;
+  *vector = arena_.row(it->second);
+  return Lookup::kFound;
+}
+
+void MemTable::Search(Metric metric, const float* query, TopK* top) const {
+  const size_t rows = arena_.rows();
+  const size_t per_block = arena_.rows_per_block();
+  // Distances for a chunk of one block at a time: the scratch stays in L1.
+  constexpr size_t kChunk = 256;
+  float dist[kChunk];
+  size_t n = 0;
+  for (size_t first = 0; first < rows; first += n) {
+    // A chunk never crosses a block boundary: rows are contiguous within one.
+    const size_t block = first / per_block;
+    const size_t in_block = first % per_block;
+    n = std::min({kChunk, rows - first, per_block - in_block});
+    DistanceBatch(metric, query, arena_.block(block) + in_block * dim_, n, dim_, dist);
+    for (size_t i = 0; i < n; ++i) {
+      if (slot_live_[first + i] && dist[i] <= top->threshold()) {
+        top->Push(slot_ids_[first + i], dist[i]);
+      }
+    }
+  }
+}
+
+size_t MemTable::ApproximateMemoryUsage() const {
+  return arena_.MemoryUsage() + slot_ids_.capacity() * sizeof(uint64_t) +
+         slot_live_.capacity() + index_.capacity() * (sizeof(uint64_t) + sizeof(uint32_t) + 1);
+}
+
+}  // namespace shoal

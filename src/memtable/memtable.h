@@ -1,0 +1,69 @@
+// Copyright 2026 The shoal Authors.
+//
+// A shard's in-memory table: vectors in arena blocks, an id -> slot index,
+// and tombstones for deleted ids. The newest write of an id wins; the slot of
+// an overwritten or deleted vector is marked dead and skipped by searches.
+// Search is exact (a scan with the SIMD kernels).
+//
+// Thread-safety: none inside. The shard serializes writers and lets readers
+// (Get, Search) run together under a shared lock.
+
+#ifndef SHOAL_SRC_MEMTABLE_MEMTABLE_H_
+#define SHOAL_SRC_MEMTABLE_MEMTABLE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "memtable/arena.h"
+#include "shoal/options.h"
+#include "util/top_k.h"
+
+namespace shoal {
+
+class MemTable {
+ public:
+  // REQUIRES: dim >= 1. With preallocate, arena blocks for `reserve_bytes`
+  // of vectors are allocated and touched now.
+  MemTable(uint32_t dim, size_t block_bytes, bool preallocate, size_t reserve_bytes);
+
+  MemTable(const MemTable&) = delete;
+  MemTable& operator=(const MemTable&) = delete;
+
+  // Inserts or replaces `id` with the dim floats at `vector`.
+  void Put(uint64_t id, const float* vector);
+  // Records that `id` is deleted (also when it is absent here: the tombstone
+  // hides older copies elsewhere).
+  void Delete(uint64_t id);
+  // Makes room in the index for `n` more ids.
+  void Reserve(size_t n);
+
+  enum class Lookup { kAbsent, kFound, kDeleted };
+  // kFound sets *vector to the stored floats (valid until the next write).
+  Lookup Get(uint64_t id, const float** vector) const;
+
+  // Offers every live vector to `top` with its distance to `query`.
+  void Search(Metric metric, const float* query, TopK* top) const;
+
+  size_t live_count() const { return live_count_; }
+  size_t tombstone_count() const { return tombstone_count_; }
+  // Bytes held: arena blocks, slot arrays and the index.
+  size_t ApproximateMemoryUsage() const;
+
+ private:
+  static constexpr uint32_t kTombstone = UINT32_MAX;
+
+  const uint32_t dim_;
+  Arena arena_;
+  std::vector<uint64_t> slot_ids_;  // slot -> id
+  std::vector<uint8_t> slot_live_;  // slot -> 1 when it holds the newest copy
+  absl::flat_hash_map<uint64_t, uint32_t> index_;  // id -> slot or kTombstone
+  size_t live_count_ = 0;
+  size_t tombstone_count_ = 0;
+};
+
+}  // namespace shoal
+
+#endif  // SHOAL_SRC_MEMTABLE_MEMTABLE_H_

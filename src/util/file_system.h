@@ -1,0 +1,109 @@
+// Copyright 2026 The shoal Authors.
+//
+// The file-system seam: every open, read, write, sync, rename, unlink and mmap
+// of the engine goes through a FileSystem, so that tests can substitute one
+// that injects faults or drops unsynced data. FileSystem::Default() is POSIX.
+//
+// All calls return absl::Status; an errno becomes the matching status code with
+// the path and the failing call in the message. Thread-safe.
+
+#ifndef SHOAL_SRC_UTIL_FILE_SYSTEM_H_
+#define SHOAL_SRC_UTIL_FILE_SYSTEM_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace shoal {
+
+// A file mapped into memory for writing, of a fixed capacity. Bytes stored
+// through data() are in the OS page cache at once (they survive the process
+// being killed); Sync makes them durable. Not thread-safe except Sync, which
+// may run concurrently with stores to other bytes.
+class MappedFile {
+ public:
+  virtual ~MappedFile() = default;
+  virtual char* data() = 0;
+  virtual size_t capacity() const = 0;
+  // Makes every byte stored so far durable (fdatasync).
+  virtual absl::Status Sync() = 0;
+  // Unmaps and sets the file's length to `length` (<= capacity), then closes.
+  // No call may follow except the destructor.
+  virtual absl::Status CloseAndTruncate(size_t length) = 0;
+};
+
+// A file written front to back.
+class WritableFile {
+ public:
+  virtual ~WritableFile() = default;
+  virtual absl::Status Append(std::string_view data) = 0;
+  virtual absl::Status Sync() = 0;
+  virtual absl::Status Close() = 0;
+};
+
+// Held while a directory is locked; the destructor unlocks.
+class FileLock {
+ public:
+  virtual ~FileLock() = default;
+};
+
+class FileSystem {
+ public:
+  virtual ~FileSystem() = default;
+
+  // The process-wide POSIX file system. Never null; never deleted.
+  static FileSystem* Default();
+
+  // Opens (creating when absent) `path` and maps `capacity` bytes of it for
+  // writing; a shorter file is extended with zeros. With `populate`, pages
+  // are faulted in up front so stores take no page faults.
+  virtual absl::StatusOr<std::unique_ptr<MappedFile>> OpenMapped(
+      const std::string& path, size_t capacity, bool populate) = 0;
+  // Creates (truncating) a file for sequential writing.
+  virtual absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(
+      const std::string& path) = 0;
+  // The whole content of a file.
+  virtual absl::StatusOr<std::string> ReadFile(const std::string& path) = 0;
+
+  virtual absl::Status Rename(const std::string& from, const std::string& to) = 0;
+  virtual absl::Status RemoveFile(const std::string& path) = 0;
+  // Removes a directory and everything below it. OK when it does not exist.
+  virtual absl::Status RemoveDirRecursive(const std::string& path) = 0;
+  // Creates a directory (and missing parents). OK when it exists.
+  virtual absl::Status CreateDir(const std::string& path) = 0;
+  // fsyncs a directory, making creations, renames and removals in it durable.
+  virtual absl::Status SyncDir(const std::string& path) = 0;
+  virtual absl::Status Truncate(const std::string& path, uint64_t length) = 0;
+  // Names in a directory (no "." or ".."), unsorted. NotFound when absent.
+  virtual absl::StatusOr<std::vector<std::string>> ListDir(
+      const std::string& path) = 0;
+  virtual bool Exists(const std::string& path) = 0;
+  virtual absl::StatusOr<uint64_t> FileSize(const std::string& path) = 0;
+  // Takes an exclusive advisory lock (flock) on `path`, creating it. Fails
+  // with FailedPrecondition when another process or another lock object in
+  // this process holds it.
+  virtual absl::StatusOr<std::unique_ptr<FileLock>> LockFile(
+      const std::string& path) = 0;
+};
+
+// Writes `data` to `path` atomically: a temporary file is written and synced,
+// renamed over `path`, and the directory is synced. After a crash `path` holds
+// either its old content or the new one.
+absl::Status WriteFileAtomic(FileSystem* fs, const std::string& path,
+                             std::string_view data);
+
+// "dir/name".
+std::string JoinPath(std::string_view dir, std::string_view name);
+
+// A status for a failed system call: the code follows errno.
+absl::Status ErrnoStatus(int err, std::string_view call, std::string_view path);
+
+}  // namespace shoal
+
+#endif  // SHOAL_SRC_UTIL_FILE_SYSTEM_H_

@@ -1,0 +1,288 @@
+// Copyright 2026 The shoal Authors.
+// The POSIX FileSystem.
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "util/file_system.h"
+#include "util/status_macros.h"
+#include "util/string_view.h"
+
+namespace shoal {
+
+absl::Status ErrnoStatus(int err, std::string_view call, std::string_view path) {
+  std::string msg = absl::StrCat(AsAbsl(call), "(", AsAbsl(path), "): ", std::strerror(err));
+  switch (err) {
+    case ENOENT:
+      return absl::NotFoundError(msg);
+    case EEXIST:
+      return absl::AlreadyExistsError(msg);
+    case EACCES:
+    case EPERM:
+      return absl::PermissionDeniedError(msg);
+    case ENOSPC:
+    case EDQUOT:
+    case ENOMEM:
+      return absl::ResourceExhaustedError(msg);
+    case EWOULDBLOCK:
+      return absl::FailedPreconditionError(msg);
+    default:
+      return absl::InternalError(msg);
+  }
+}
+
+std::string JoinPath(std::string_view dir, std::string_view name) {
+  if (dir.empty()) return std::string(name);
+  if (dir.back() == '/') return absl::StrCat(AsAbsl(dir), AsAbsl(name));
+  return absl::StrCat(AsAbsl(dir), "/", AsAbsl(name));
+}
+
+namespace {
+
+
+class PosixMappedFile final : public MappedFile {
+ public:
+  PosixMappedFile(std::string path, int fd, char* base, size_t capacity)
+      : path_(std::move(path)), fd_(fd), base_(base), capacity_(capacity) {}
+  ~PosixMappedFile() override {
+    if (base_ != nullptr) munmap(base_, capacity_);
+    if (fd_ >= 0) close(fd_);
+  }
+  char* data() override { return base_; }
+  size_t capacity() const override { return capacity_; }
+  absl::Status Sync() override {
+    // fdatasync writes back pages dirtied through the shared mapping too.
+    if (fdatasync(fd_) != 0) return ErrnoStatus(errno, "fdatasync", path_);
+    return absl::OkStatus();
+  }
+  absl::Status CloseAndTruncate(size_t length) override {
+    absl::Status status;
+    if (munmap(base_, capacity_) != 0) status = ErrnoStatus(errno, "munmap", path_);
+    base_ = nullptr;
+    if (status.ok() && ftruncate(fd_, static_cast<off_t>(length)) != 0) {
+      status = ErrnoStatus(errno, "ftruncate", path_);
+    }
+    if (close(fd_) != 0 && status.ok()) status = ErrnoStatus(errno, "close", path_);
+    fd_ = -1;
+    return status;
+  }
+
+ private:
+  std::string path_;
+  int fd_;
+  char* base_;
+  size_t capacity_;
+};
+
+class PosixWritableFile final : public WritableFile {
+ public:
+  PosixWritableFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  ~PosixWritableFile() override {
+    if (fd_ >= 0) close(fd_);
+  }
+  absl::Status Append(std::string_view data) override {
+    while (!data.empty()) {
+      ssize_t n = write(fd_, data.data(), data.size());
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return ErrnoStatus(errno, "write", path_);
+      }
+      data.remove_prefix(static_cast<size_t>(n));
+    }
+    return absl::OkStatus();
+  }
+  absl::Status Sync() override {
+    if (fdatasync(fd_) != 0) return ErrnoStatus(errno, "fdatasync", path_);
+    return absl::OkStatus();
+  }
+  absl::Status Close() override {
+    int r = close(fd_);
+    fd_ = -1;
+    if (r != 0) return ErrnoStatus(errno, "close", path_);
+    return absl::OkStatus();
+  }
+
+ private:
+  std::string path_;
+  int fd_;
+};
+
+class PosixFileLock final : public FileLock {
+ public:
+  explicit PosixFileLock(int fd) : fd_(fd) {}
+  ~PosixFileLock() override {
+    flock(fd_, LOCK_UN);
+    close(fd_);
+  }
+
+ private:
+  int fd_;
+};
+
+class PosixFileSystem final : public FileSystem {
+ public:
+  absl::StatusOr<std::unique_ptr<MappedFile>> OpenMapped(
+      const std::string& path, size_t capacity, bool populate) override {
+    int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return ErrnoStatus(errno, "open", path);
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+      absl::Status s = ErrnoStatus(errno, "fstat", path);
+      close(fd);
+      return s;
+    }
+    if (static_cast<size_t>(st.st_size) < capacity &&
+        ftruncate(fd, static_cast<off_t>(capacity)) != 0) {
+      absl::Status s = ErrnoStatus(errno, "ftruncate", path);
+      close(fd);
+      return s;
+    }
+    void* base = mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (base == MAP_FAILED) {
+      absl::Status s = ErrnoStatus(errno, "mmap", path);
+      close(fd);
+      return s;
+    }
+    if (populate) {
+#ifdef MADV_POPULATE_WRITE
+      // Best effort: an older kernel without it just takes the faults later.
+      (void)madvise(base, capacity, MADV_POPULATE_WRITE);
+#endif
+    }
+    return std::make_unique<PosixMappedFile>(path, fd, static_cast<char*>(base),
+                                             capacity);
+  }
+
+  absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(
+      const std::string& path) override {
+    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return ErrnoStatus(errno, "open", path);
+    return std::make_unique<PosixWritableFile>(path, fd);
+  }
+
+  absl::StatusOr<std::string> ReadFile(const std::string& path) override {
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ErrnoStatus(errno, "open", path);
+    std::string out;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && st.st_size > 0) out.reserve(static_cast<size_t>(st.st_size));
+    char buf[1 << 16];
+    while (true) {
+      ssize_t n = read(fd, buf, sizeof(buf));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        absl::Status s = ErrnoStatus(errno, "read", path);
+        close(fd);
+        return s;
+      }
+      if (n == 0) break;
+      out.append(buf, static_cast<size_t>(n));
+    }
+    close(fd);
+    return out;
+  }
+
+  absl::Status Rename(const std::string& from, const std::string& to) override {
+    if (rename(from.c_str(), to.c_str()) != 0) return ErrnoStatus(errno, "rename", from);
+    return absl::OkStatus();
+  }
+  absl::Status RemoveFile(const std::string& path) override {
+    if (unlink(path.c_str()) != 0) return ErrnoStatus(errno, "unlink", path);
+    return absl::OkStatus();
+  }
+  absl::Status RemoveDirRecursive(const std::string& path) override {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+    if (ec) return ErrnoStatus(ec.value(), "remove_all", path);
+    return absl::OkStatus();
+  }
+  absl::Status CreateDir(const std::string& path) override {
+    std::error_code ec;
+    std::filesystem::create_directories(path, ec);
+    if (ec) return ErrnoStatus(ec.value(), "mkdir", path);
+    return absl::OkStatus();
+  }
+  absl::Status SyncDir(const std::string& path) override {
+    int fd = open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return ErrnoStatus(errno, "open", path);
+    int r = fsync(fd);
+    int err = errno;
+    close(fd);
+    if (r != 0) return ErrnoStatus(err, "fsync", path);
+    return absl::OkStatus();
+  }
+  absl::Status Truncate(const std::string& path, uint64_t length) override {
+    if (truncate(path.c_str(), static_cast<off_t>(length)) != 0) {
+      return ErrnoStatus(errno, "truncate", path);
+    }
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::vector<std::string>> ListDir(const std::string& path) override {
+    DIR* d = opendir(path.c_str());
+    if (d == nullptr) return ErrnoStatus(errno, "opendir", path);
+    std::vector<std::string> names;
+    while (struct dirent* e = readdir(d)) {
+      std::string_view name = e->d_name;
+      if (name == "." || name == "..") continue;
+      names.emplace_back(name);
+    }
+    closedir(d);
+    return names;
+  }
+  bool Exists(const std::string& path) override {
+    return access(path.c_str(), F_OK) == 0;
+  }
+  absl::StatusOr<uint64_t> FileSize(const std::string& path) override {
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0) return ErrnoStatus(errno, "stat", path);
+    return static_cast<uint64_t>(st.st_size);
+  }
+  absl::StatusOr<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
+    int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return ErrnoStatus(errno, "open", path);
+    // flock locks belong to the open file description, so a second open() of
+    // the same file in this process conflicts just like another process does.
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      int err = errno;
+      close(fd);
+      if (err == EWOULDBLOCK) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "database directory is in use by another DB object or process: lock ",
+            path, " is held"));
+      }
+      return ErrnoStatus(err, "flock", path);
+    }
+    return std::make_unique<PosixFileLock>(fd);
+  }
+};
+
+}  // namespace
+
+FileSystem* FileSystem::Default() {
+  static FileSystem* fs = new PosixFileSystem();
+  return fs;
+}
+
+absl::Status WriteFileAtomic(FileSystem* fs, const std::string& path,
+                             std::string_view data) {
+  const std::string tmp = path + ".tmp";
+  SHOAL_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, fs->NewWritableFile(tmp));
+  SHOAL_RETURN_IF_ERROR(file->Append(data));
+  SHOAL_RETURN_IF_ERROR(file->Sync());
+  SHOAL_RETURN_IF_ERROR(file->Close());
+  SHOAL_RETURN_IF_ERROR(fs->Rename(tmp, path));
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  return fs->SyncDir(dir.empty() ? "." : dir);
+}
+
+}  // namespace shoal

@@ -1,0 +1,65 @@
+// Copyright 2026 The shoal Authors.
+//
+// Write-ahead log format. docs/format.md gives the full description with a
+// worked example; this header holds the constants.
+//
+// A shard's log is a sequence of files <shard dir>/wal-<number>.log, numbered
+// upwards. Each file:
+//
+//   file header (32 bytes):
+//     magic     "SHOALWAL"            8 bytes
+//     version   u32 = 1
+//     shard     u32                   index of the shard that owns the file
+//     number    u64                   the <number> in the file name
+//     reserved  u32 = 0
+//     checksum  u32                   low 32 bits of xxh3_64(bytes 0..27)
+//   records, each starting at an 8-byte-aligned offset:
+//     checksum  u64                   xxh3_64 of bytes [8, 32 + payload_length)
+//     length    u32                   payload_length
+//     type      u8                    RecordType
+//     flags     u8  = 0
+//     reserved  u16 = 0
+//     sequence  u64                   sequence number of the record's first op
+//     count     u32                   ops in the record (>= 1)
+//     dim       u32                   floats per vector (0 for deletes)
+//     payload   count ids (u64), then for kPut count*dim floats (f32)
+//     padding   zeros up to the next multiple of 8
+//   then zeros to the end of the file (space reserved for later records).
+//
+// All integers and floats are little-endian. Sequence numbers are per shard,
+// one per op, and contiguous across records and files.
+
+#ifndef SHOAL_SRC_WAL_WAL_FORMAT_H_
+#define SHOAL_SRC_WAL_WAL_FORMAT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace shoal::wal {
+
+inline constexpr std::string_view kFileMagic = "SHOALWAL";
+inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr size_t kFileHeaderSize = 32;
+inline constexpr size_t kRecordHeaderSize = 32;
+inline constexpr size_t kRecordAlignment = 8;
+
+enum class RecordType : uint8_t {
+  kPut = 1,     // upsert count vectors
+  kDelete = 2,  // delete count ids
+};
+// Record types with this bit set may be skipped by a reader that does not know
+// them; an unknown type without it is an error.
+inline constexpr uint8_t kSafeToIgnoreBit = 0x80;
+
+inline constexpr size_t AlignRecord(size_t n) {
+  return (n + kRecordAlignment - 1) & ~(kRecordAlignment - 1);
+}
+
+inline constexpr size_t PutPayloadSize(size_t count, size_t dim) {
+  return count * sizeof(uint64_t) + count * dim * sizeof(float);
+}
+
+}  // namespace shoal::wal
+
+#endif  // SHOAL_SRC_WAL_WAL_FORMAT_H_

@@ -1,0 +1,119 @@
+// Copyright 2026 The shoal Authors.
+
+#include "wal/wal_reader.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "util/coding.h"
+#include "util/hash.h"
+#include "util/status_macros.h"
+
+namespace shoal::wal {
+namespace {
+
+enum class Parse { kValid, kBad };
+
+// Checks the record at `off`: header fields consistent with the collection,
+// inside the file, checksum matching.
+Parse ParseRecordAt(std::string_view data, size_t off, uint32_t dim, RecordView* out) {
+  if (off + kRecordHeaderSize > data.size()) return Parse::kBad;
+  const char* h = data.data() + off;
+  const uint64_t checksum = DecodeFixed64(h);
+  if (checksum == 0) return Parse::kBad;  // zeros: never written
+  const uint32_t length = DecodeFixed32(h + 8);
+  const uint8_t type = static_cast<uint8_t>(h[12]);
+  const uint32_t count = DecodeFixed32(h + 24);
+  const uint32_t rec_dim = DecodeFixed32(h + 28);
+  if (h[13] != 0 || DecodeFixed16(h + 14) != 0) return Parse::kBad;
+  if (length > data.size() - off - kRecordHeaderSize) return Parse::kBad;
+  switch (type) {
+    case static_cast<uint8_t>(RecordType::kPut):
+      if (count == 0 || rec_dim != dim || length != PutPayloadSize(count, dim)) {
+        return Parse::kBad;
+      }
+      break;
+    case static_cast<uint8_t>(RecordType::kDelete):
+      if (count == 0 || rec_dim != 0 || length != uint64_t{count} * 8) return Parse::kBad;
+      break;
+    default:
+      if ((type & kSafeToIgnoreBit) == 0) return Parse::kBad;
+  }
+  if (Checksum64(h + 8, kRecordHeaderSize - 8 + length) != checksum) return Parse::kBad;
+  out->offset = off;
+  out->type = static_cast<RecordType>(type);
+  out->sequence = DecodeFixed64(h + 16);
+  out->count = count;
+  out->payload_length = length;
+  out->dim = rec_dim;
+  out->ids = h + kRecordHeaderSize;
+  out->vectors = out->type == RecordType::kPut ? out->ids + uint64_t{count} * 8 : nullptr;
+  return Parse::kValid;
+}
+
+// True when a valid record starts anywhere in (from, end).
+bool ValidRecordAfter(std::string_view data, size_t from, uint32_t dim) {
+  RecordView unused;
+  for (size_t off = from + kRecordAlignment; off + kRecordHeaderSize <= data.size();
+       off += kRecordAlignment) {
+    if (DecodeFixed64(data.data() + off) == 0) continue;  // fast skip over zeros
+    if (ParseRecordAt(data, off, dim, &unused) == Parse::kValid) return true;
+  }
+  return false;
+}
+
+bool AllZero(std::string_view bytes) {
+  return std::all_of(bytes.begin(), bytes.end(), [](char c) { return c == 0; });
+}
+
+}  // namespace
+
+absl::StatusOr<ReadResult> ReadWalFile(
+    std::string_view data, const std::string& path, uint32_t shard,
+    uint64_t number, uint32_t dim,
+    const std::function<absl::Status(const RecordView&)>& on_record) {
+  ReadResult result;
+  if (data.size() < kFileHeaderSize || AllZero(data.substr(0, kFileHeaderSize))) {
+    // Created, but the header never reached the disk: no records can follow.
+    result.torn_tail = !AllZero(data);
+    return result;
+  }
+  const char* h = data.data();
+  if (std::memcmp(h, kFileMagic.data(), kFileMagic.size()) != 0 ||
+      DecodeFixed32(h + 28) != static_cast<uint32_t>(Checksum64(h, 28))) {
+    return absl::DataLossError(
+        absl::StrCat("write-ahead log ", path, ": damaged file header at offset 0"));
+  }
+  if (DecodeFixed32(h + 8) != kFormatVersion) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("write-ahead log ", path, ": unsupported format version ",
+                     DecodeFixed32(h + 8), " (this build reads ", kFormatVersion, ")"));
+  }
+  if (DecodeFixed32(h + 12) != shard || DecodeFixed64(h + 16) != number) {
+    return absl::DataLossError(absl::StrCat(
+        "write-ahead log ", path, ": header names shard ", DecodeFixed32(h + 12),
+        " file ", DecodeFixed64(h + 16), ", expected shard ", shard, " file ", number));
+  }
+
+  size_t off = kFileHeaderSize;
+  while (off + kRecordHeaderSize <= data.size()) {
+    RecordView record;
+    if (ParseRecordAt(data, off, dim, &record) != Parse::kValid) break;
+    if ((static_cast<uint8_t>(record.type) & kSafeToIgnoreBit) == 0) {
+      SHOAL_RETURN_IF_ERROR(on_record(record));
+    }
+    ++result.records;
+    off += AlignRecord(kRecordHeaderSize + record.payload_length);
+  }
+  result.valid_end = std::min(off, data.size());
+  if (ValidRecordAfter(data, result.valid_end, dim)) {
+    result.corrupted = true;
+    result.corrupt_offset = result.valid_end;
+    return result;
+  }
+  result.torn_tail = !AllZero(data.substr(result.valid_end));
+  return result;
+}
+
+}  // namespace shoal::wal

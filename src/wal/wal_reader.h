@@ -1,0 +1,59 @@
+// Copyright 2026 The shoal Authors.
+//
+// Reads one write-ahead log file (wal_format.h) and hands every valid record
+// to a callback, in order. Decides where the log ends:
+//  - zeros, or a record that fails its checks with no valid record after it:
+//    the end (a torn tail when any byte past it is non-zero);
+//  - a record that fails its checks with a valid record after it: corruption
+//    in the middle, reported with the file's path and the offset.
+
+#ifndef SHOAL_SRC_WAL_WAL_READER_H_
+#define SHOAL_SRC_WAL_WAL_READER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "wal/wal_format.h"
+
+namespace shoal::wal {
+
+// One record, pointing into the file's bytes (valid during the callback).
+struct RecordView {
+  size_t offset;  // of the record's header in the file
+  RecordType type;
+  uint64_t sequence;
+  uint32_t count;
+  uint32_t dim;
+  uint32_t payload_length;
+  const char* ids;      // count little-endian u64 (may be unaligned)
+  const char* vectors;  // kPut: count * dim little-endian f32; else null
+};
+
+struct ReadResult {
+  size_t valid_end = 0;       // offset just past the last valid record
+  uint64_t records = 0;       // valid records read
+  bool torn_tail = false;     // non-zero bytes past valid_end (dropped)
+  // Corruption before the tail: a damaged record with valid records after
+  // it. valid_end == corrupt_offset; nothing from there on was handed out.
+  bool corrupted = false;
+  size_t corrupt_offset = 0;
+};
+
+// Reads `contents`, the bytes of the file at `path` (used in messages).
+// `shard` and `number` must match the file header, `dim` every kPut record.
+// Returns DataLossError for a damaged file header; a file shorter than a
+// header, or whose header is all zeros, holds no records (torn at creation).
+// An error returned by `on_record` stops the read and is returned.
+[[nodiscard]] absl::StatusOr<ReadResult> ReadWalFile(
+    std::string_view contents, const std::string& path, uint32_t shard,
+    uint64_t number, uint32_t dim,
+    const std::function<absl::Status(const RecordView&)>& on_record);
+
+}  // namespace shoal::wal
+
+#endif  // SHOAL_SRC_WAL_WAL_READER_H_

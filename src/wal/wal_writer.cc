@@ -1,0 +1,184 @@
+// Copyright 2026 The shoal Authors.
+
+#include "wal/wal_writer.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "util/coding.h"
+#include "util/hash.h"
+#include "util/status_macros.h"
+
+namespace shoal::wal {
+
+std::string WalFileName(uint64_t number) {
+  return absl::StrFormat("wal-%06d.log", number);
+}
+
+bool ParseWalFileName(std::string_view name, uint64_t* number) {
+  constexpr std::string_view kPrefix = "wal-", kSuffix = ".log";
+  if (name.size() <= kPrefix.size() + kSuffix.size() || !name.starts_with(kPrefix) ||
+      !name.ends_with(kSuffix)) {
+    return false;
+  }
+  std::string_view digits =
+      name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), *number);
+  return ec == std::errc() && ptr == digits.data() + digits.size();
+}
+
+WalWriter::WalWriter(FileSystem* fs, std::string dir, const WalWriterOptions& options)
+    : fs_(fs), dir_(std::move(dir)), options_(options) {}
+
+WalWriter::~WalWriter() {
+  if (file_ != nullptr) (void)Close(/*sync=*/false);
+}
+
+absl::StatusOr<std::unique_ptr<WalWriter>> WalWriter::Open(
+    FileSystem* fs, std::string dir, const WalWriterOptions& options,
+    uint64_t number, size_t resume_offset) {
+  std::unique_ptr<WalWriter> writer(new WalWriter(fs, std::move(dir), options));
+  SHOAL_RETURN_IF_ERROR(writer->OpenFile(number, resume_offset, 0));
+  return writer;
+}
+
+absl::StatusOr<std::unique_ptr<MappedFile>> WalWriter::MapFile(
+    uint64_t number, size_t resume_offset, size_t min_capacity) {
+  const std::string path = JoinPath(dir_, WalFileName(number));
+  size_t capacity = std::max({options_.file_bytes, min_capacity, resume_offset,
+                              kFileHeaderSize + kRecordHeaderSize});
+  capacity = AlignRecord(capacity);
+  SHOAL_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file,
+                         fs_->OpenMapped(path, capacity, options_.populate));
+  if (resume_offset == 0) {
+    char* h = file->data();
+    std::memcpy(h, kFileMagic.data(), kFileMagic.size());
+    EncodeFixed32(h + 8, kFormatVersion);
+    EncodeFixed32(h + 12, options_.shard);
+    EncodeFixed64(h + 16, number);
+    EncodeFixed32(h + 24, 0);
+    EncodeFixed32(h + 28, static_cast<uint32_t>(Checksum64(h, 28)));
+    if (options_.sync_dir_on_create) {
+      // The header must be durable before the directory entry that makes the
+      // file visible, or a crash could leave a named file with no header.
+      SHOAL_RETURN_IF_ERROR(file->Sync());
+      SHOAL_RETURN_IF_ERROR(fs_->SyncDir(dir_));
+    }
+  }
+  return file;
+}
+
+absl::Status WalWriter::OpenFile(uint64_t number, size_t resume_offset,
+                                 size_t min_capacity) {
+  SHOAL_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file,
+                         MapFile(number, resume_offset, min_capacity));
+  absl::MutexLock lock(&file_mu_);
+  file_ = std::move(file);
+  number_ = number;
+  offset_ = resume_offset == 0 ? kFileHeaderSize : resume_offset;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<char*> WalWriter::BeginRecord(size_t payload_length) {
+  if (sync_failed_.load(std::memory_order_relaxed)) {
+    absl::MutexLock lock(&sync_mu_);
+    return sync_status_;
+  }
+  SHOAL_RETURN_IF_ERROR(append_status_);
+  const size_t need = AlignRecord(kRecordHeaderSize + payload_length);
+  if (offset_ + need > file_->capacity()) {
+    // Rotate. The old file is synced before any record goes into the new
+    // one, so that after a machine crash a later file never holds records
+    // while an earlier one lost some. The new file is ready before the old
+    // one goes, so a concurrent SyncTo always finds a file.
+    absl::StatusOr<std::unique_ptr<MappedFile>> next =
+        MapFile(number_ + 1, 0, kFileHeaderSize + need);
+    absl::Status s = next.status();
+    if (s.ok()) {
+      absl::MutexLock lock(&file_mu_);
+      s = file_->Sync();
+      if (s.ok()) s = file_->CloseAndTruncate(offset_);
+      if (s.ok()) {
+        file_ = std::move(next).value();
+        number_ += 1;
+        offset_ = kFileHeaderSize;
+      }
+    }
+    if (!s.ok()) {
+      append_status_ = s;  // the log's order can no longer be promised
+      return s;
+    }
+  }
+  pending_payload_ = payload_length;
+  return file_->data() + offset_ + kRecordHeaderSize;
+}
+
+uint64_t WalWriter::FinishRecord(RecordType type, uint64_t sequence,
+                                 uint32_t count, uint32_t dim) {
+  char* h = file_->data() + offset_;
+  const size_t total = kRecordHeaderSize + pending_payload_;
+  EncodeFixed32(h + 8, static_cast<uint32_t>(pending_payload_));
+  h[12] = static_cast<char>(type);
+  h[13] = 0;
+  EncodeFixed16(h + 14, 0);
+  EncodeFixed64(h + 16, sequence);
+  EncodeFixed32(h + 24, count);
+  EncodeFixed32(h + 28, dim);
+  const size_t padded = AlignRecord(total);
+  std::memset(h + total, 0, padded - total);
+  // The checksum goes in last: until it matches, a reader sees a torn record.
+  EncodeFixed64(h, Checksum64(h + 8, total - 8));
+  offset_ += padded;
+  return end_lsn_.fetch_add(padded, std::memory_order_acq_rel) + padded;
+}
+
+absl::Status WalWriter::SyncCurrentFile() {
+  absl::MutexLock lock(&file_mu_);
+  if (file_ == nullptr) return absl::FailedPreconditionError("log is closed");
+  return file_->Sync();
+}
+
+absl::Status WalWriter::SyncTo(uint64_t lsn) {
+  absl::MutexLock lock(&sync_mu_);
+  while (synced_lsn_ < lsn) {
+    if (!sync_status_.ok()) return sync_status_;
+    if (sync_running_) {
+      sync_done_.Wait(&sync_mu_);
+      continue;
+    }
+    // Become the syncer for everyone waiting: cover all that is appended now.
+    sync_running_ = true;
+    const uint64_t target = end_lsn();
+    sync_mu_.Unlock();
+    absl::Status s = SyncCurrentFile();
+    sync_mu_.Lock();
+    sync_running_ = false;
+    if (s.ok()) {
+      synced_lsn_ = std::max(synced_lsn_, target);
+    } else {
+      // After a failed fdatasync the page cache may have dropped the dirty
+      // pages: nothing later can be promised durable. Stay failed.
+      sync_status_ = s;
+      sync_failed_.store(true, std::memory_order_relaxed);
+    }
+    sync_done_.SignalAll();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WalWriter::Close(bool sync) {
+  absl::Status s;
+  if (sync) s = SyncTo(end_lsn());
+  absl::MutexLock lock(&file_mu_);
+  if (file_ != nullptr) {
+    absl::Status c = file_->CloseAndTruncate(offset_);
+    if (s.ok()) s = c;
+    file_.reset();
+  }
+  return s;
+}
+
+}  // namespace shoal::wal

@@ -1,0 +1,113 @@
+// Copyright 2026 The shoal Authors.
+//
+// Appends records to one shard's write-ahead log (wal_format.h). Log files are
+// memory-mapped and reserved ahead, so an append is a memcpy into the page
+// cache: no system call, and durable against the process being killed the
+// moment it is stored. Sync() makes appended records durable against a
+// machine crash; concurrent callers share one fdatasync (group commit).
+//
+// Thread-safety: BeginRecord/FinishRecord/Close need external serialization
+// (the shard's mutex). SyncTo/end_lsn may be called from any thread, also
+// while another thread appends.
+
+#ifndef SHOAL_SRC_WAL_WAL_WRITER_H_
+#define SHOAL_SRC_WAL_WAL_WRITER_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "util/file_system.h"
+#include "wal/wal_format.h"
+
+namespace shoal::wal {
+
+struct WalWriterOptions {
+  uint32_t shard = 0;
+  size_t file_bytes = 64 << 20;  // capacity of a new file
+  bool populate = false;         // fault the mapping in up front
+  bool sync_dir_on_create = true;  // make a new file's directory entry durable
+};
+
+// "wal-000042.log"
+std::string WalFileName(uint64_t number);
+// Parses a WalFileName; false when `name` is not one.
+bool ParseWalFileName(std::string_view name, uint64_t* number);
+
+class WalWriter {
+ public:
+  // Continues file `number` in `dir` at byte `resume_offset` (the end of its
+  // last valid record), or, when resume_offset == 0, creates it.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<WalWriter>> Open(
+      FileSystem* fs, std::string dir, const WalWriterOptions& options,
+      uint64_t number, size_t resume_offset);
+  ~WalWriter();
+
+  // Reserves room for a record with `payload_length` bytes of payload and
+  // returns where the payload goes. Starts a new file when the current one is
+  // too small (syncing the old one first, so that files reach disk in order).
+  [[nodiscard]] absl::StatusOr<char*> BeginRecord(size_t payload_length);
+  // Writes the header of the record begun last and publishes it. Returns the
+  // log position just past it: SyncTo(that) makes it durable.
+  uint64_t FinishRecord(RecordType type, uint64_t sequence, uint32_t count,
+                        uint32_t dim);
+
+  // Position just past the last finished record (bytes ever appended).
+  uint64_t end_lsn() const { return end_lsn_.load(std::memory_order_acquire); }
+  uint64_t current_file_number() const { return number_; }
+
+  // Returns once every record up to `lsn` is on stable storage. Callers that
+  // arrive while a sync runs are covered together by the next one. A failed
+  // sync is sticky: this and every later append return its error.
+  [[nodiscard]] absl::Status SyncTo(uint64_t lsn);
+
+  // fdatasync of the current file now, whatever was synced before (e.g. to
+  // make a truncation durable).
+  [[nodiscard]] absl::Status SyncFile() { return SyncCurrentFile(); }
+
+  // Syncs (when `sync`), trims the current file to its records and closes it.
+  [[nodiscard]] absl::Status Close(bool sync);
+
+ private:
+  WalWriter(FileSystem* fs, std::string dir, const WalWriterOptions& options);
+  // Maps file `number`, writing its header when resume_offset == 0.
+  absl::StatusOr<std::unique_ptr<MappedFile>> MapFile(uint64_t number,
+                                                      size_t resume_offset,
+                                                      size_t min_capacity);
+  absl::Status OpenFile(uint64_t number, size_t resume_offset, size_t min_capacity);
+  absl::Status SyncCurrentFile();
+
+  FileSystem* const fs_;
+  const std::string dir_;
+  const WalWriterOptions options_;
+
+  // Guarded by the caller's serialization (see class comment).
+  uint64_t number_ = 0;
+  size_t offset_ = 0;          // next record starts here, in the current file
+  size_t pending_payload_ = 0; // payload length of the record being built
+  absl::Status append_status_;
+
+  std::atomic<uint64_t> end_lsn_{0};
+  std::atomic<bool> sync_failed_{false};  // set once a sync failed
+
+  // Held while syncing or replacing the current file.
+  absl::Mutex file_mu_;
+  std::unique_ptr<MappedFile> file_;  // written under file_mu_ + caller's lock
+
+  // Group commit.
+  absl::Mutex sync_mu_;
+  uint64_t synced_lsn_ ABSL_GUARDED_BY(sync_mu_) = 0;
+  bool sync_running_ ABSL_GUARDED_BY(sync_mu_) = false;
+  absl::Status sync_status_ ABSL_GUARDED_BY(sync_mu_);
+  absl::CondVar sync_done_;
+};
+
+}  // namespace shoal::wal
+
+#endif  // SHOAL_SRC_WAL_WAL_WRITER_H_
