@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs everything shoal needs to build, test and benchmark, from Debian's
+# packages. Idempotent. Runs apt-get as root (directly, or through sudo).
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
+PACKAGES=(
+  cmake ninja-build g++ pkg-config
+  libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev libxxhash-dev libfmt-dev
+)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  $SUDO apt-get update
+  $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+fi

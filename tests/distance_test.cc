@@ -1,0 +1,407 @@
+// Copyright 2026 The shoal Authors.
+
+#include "distance/distance.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <bit>
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "distance/distance_isa.h"
+#include "gtest/gtest.h"
+
+namespace shoal {
+namespace {
+
+// Same conditions as the dispatch in distance.cc.
+bool CpuHasAvx2() {
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+bool CpuHasAvx512() {
+  return CpuHasAvx2() && __builtin_cpu_supports("avx512f") &&
+         __builtin_cpu_supports("avx512dq") &&
+         __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl");
+}
+
+std::vector<const DistanceKernels*> AvailableKernelSets() {
+  std::vector<const DistanceKernels*> sets = {&ScalarKernels()};
+  if (CpuHasAvx2()) sets.push_back(&Avx2Kernels());
+  if (CpuHasAvx512()) sets.push_back(&Avx512Kernels());
+  return sets;
+}
+
+// Every SIMD tail length for 8 and 16 lanes, both sides of the 32/64-float
+// unrolled loops, and the dims real models use.
+std::vector<size_t> TestDims() {
+  std::vector<size_t> dims;
+  for (size_t d = 1; d <= 130; ++d) dims.push_back(d);
+  for (size_t d : {255, 256, 257, 768, 1536, 4096}) dims.push_back(d);
+  return dims;
+}
+
+std::vector<float> RandomVector(std::mt19937& rng, size_t dim) {
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<float> v(dim);
+  for (float& x : v) x = uniform(rng);
+  return v;
+}
+
+double ReferenceL2Squared(const float* a, const float* b, size_t dim) {
+  double sum = 0.0;
+  for (size_t i = 0; i < dim; ++i) {
+    const double d = static_cast<double>(a[i]) - b[i];
+    sum += d * d;
+  }
+  return sum;
+}
+
+double ReferenceDot(const float* a, const float* b, size_t dim) {
+  double sum = 0.0;
+  for (size_t i = 0; i < dim; ++i) sum += static_cast<double>(a[i]) * b[i];
+  return sum;
+}
+
+// Random-sign dot products nearly cancel, so the error of a float sum can't
+// be bounded relative to the result, only relative to the sum of magnitudes.
+double SumOfAbsProducts(const float* a, const float* b, size_t dim) {
+  double sum = 0.0;
+  for (size_t i = 0; i < dim; ++i) {
+    sum += std::fabs(static_cast<double>(a[i]) * b[i]);
+  }
+  return sum;
+}
+
+constexpr double kRelativeTolerance = 1e-4;
+
+// Inputs start one float past the allocation, so no load is 32-byte aligned.
+void ExpectL2MatchesReference(const DistanceKernels& k) {
+  std::mt19937 rng(301);
+  for (size_t dim : TestDims()) {
+    const std::vector<float> a = RandomVector(rng, dim + 1);
+    const std::vector<float> b = RandomVector(rng, dim + 1);
+    const double want = ReferenceL2Squared(a.data() + 1, b.data() + 1, dim);
+    EXPECT_NEAR(k.l2_squared(a.data() + 1, b.data() + 1, dim), want,
+                kRelativeTolerance * want)
+        << k.isa << " dim " << dim;
+    EXPECT_EQ(k.l2_squared(a.data() + 1, a.data() + 1, dim), 0.0f)
+        << k.isa << " dim " << dim;
+  }
+}
+
+void ExpectDotMatchesReference(const DistanceKernels& k) {
+  std::mt19937 rng(302);
+  for (size_t dim : TestDims()) {
+    const std::vector<float> a = RandomVector(rng, dim + 1);
+    const std::vector<float> b = RandomVector(rng, dim + 1);
+    const float* pa = a.data() + 1;
+    const float* pb = b.data() + 1;
+    EXPECT_NEAR(k.dot(pa, pb, dim), ReferenceDot(pa, pb, dim),
+                kRelativeTolerance * SumOfAbsProducts(pa, pb, dim))
+        << k.isa << " dim " << dim;
+    // All products positive: here the result itself bounds the error.
+    const double self = ReferenceDot(pa, pa, dim);
+    EXPECT_NEAR(k.dot(pa, pa, dim), self, kRelativeTolerance * self)
+        << k.isa << " dim " << dim;
+  }
+}
+
+// Bit-for-bit: a memtable scan and a graph search must agree on a distance.
+void ExpectBatchEqualsSingle(const DistanceKernels& k) {
+  std::mt19937 rng(303);
+  for (size_t dim :
+       {1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 63, 65, 128, 129, 1536}) {
+    for (size_t n : {0, 1, 2, 5, 37}) {
+      const std::vector<float> query = RandomVector(rng, dim);
+      const std::vector<float> base = RandomVector(rng, n * dim);
+      std::vector<float> l2(n + 1, -7.0f), dot(n + 1, -7.0f);
+      k.l2_squared_batch(query.data(), base.data(), n, dim, l2.data());
+      k.dot_batch(query.data(), base.data(), n, dim, dot.data());
+      for (size_t r = 0; r < n; ++r) {
+        const float* row = base.data() + r * dim;
+        EXPECT_EQ(l2[r], k.l2_squared(query.data(), row, dim))
+            << k.isa << " dim " << dim << " row " << r;
+        EXPECT_EQ(dot[r], k.dot(query.data(), row, dim))
+            << k.isa << " dim " << dim << " row " << r;
+      }
+      // Nothing written past out[n - 1].
+      EXPECT_EQ(l2[n], -7.0f) << k.isa;
+      EXPECT_EQ(dot[n], -7.0f) << k.isa;
+    }
+  }
+}
+
+TEST(DistanceTest, ScalarL2MatchesReferenceForAllDims) {
+  ExpectL2MatchesReference(ScalarKernels());
+}
+
+TEST(DistanceTest, ScalarDotMatchesReferenceForAllDims) {
+  ExpectDotMatchesReference(ScalarKernels());
+}
+
+TEST(DistanceTest, ScalarBatchEqualsSingleKernels) {
+  ExpectBatchEqualsSingle(ScalarKernels());
+}
+
+TEST(DistanceTest, Avx2L2MatchesReferenceForAllDims) {
+  if (!CpuHasAvx2()) GTEST_SKIP() << "CPU lacks AVX2+FMA";
+  ExpectL2MatchesReference(Avx2Kernels());
+}
+
+TEST(DistanceTest, Avx2DotMatchesReferenceForAllDims) {
+  if (!CpuHasAvx2()) GTEST_SKIP() << "CPU lacks AVX2+FMA";
+  ExpectDotMatchesReference(Avx2Kernels());
+}
+
+TEST(DistanceTest, Avx2BatchEqualsSingleKernels) {
+  if (!CpuHasAvx2()) GTEST_SKIP() << "CPU lacks AVX2+FMA";
+  ExpectBatchEqualsSingle(Avx2Kernels());
+}
+
+TEST(DistanceTest, Avx512L2MatchesReferenceForAllDims) {
+  if (!CpuHasAvx512()) GTEST_SKIP() << "CPU lacks AVX-512";
+  ExpectL2MatchesReference(Avx512Kernels());
+}
+
+TEST(DistanceTest, Avx512DotMatchesReferenceForAllDims) {
+  if (!CpuHasAvx512()) GTEST_SKIP() << "CPU lacks AVX-512";
+  ExpectDotMatchesReference(Avx512Kernels());
+}
+
+TEST(DistanceTest, Avx512BatchEqualsSingleKernels) {
+  if (!CpuHasAvx512()) GTEST_SKIP() << "CPU lacks AVX-512";
+  ExpectBatchEqualsSingle(Avx512Kernels());
+}
+
+// `count` floats that end exactly where an unreadable page begins, so a
+// kernel that reads one float too many dies with SIGSEGV.
+class GuardedFloats {
+ public:
+  explicit GuardedFloats(size_t count) {
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    const size_t data_pages = (count * sizeof(float) + page - 1) / page;
+    size_ = (data_pages + 1) * page;
+    void* map = mmap(nullptr, size_, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    EXPECT_NE(map, MAP_FAILED);
+    map_ = static_cast<char*>(map);
+    char* guard = map_ + data_pages * page;
+    EXPECT_EQ(mprotect(guard, page, PROT_NONE), 0);
+    data_ = reinterpret_cast<float*>(guard) - count;
+    for (size_t i = 0; i < count; ++i) {
+      data_[i] = 0.25f * static_cast<float>(i % 7);
+    }
+  }
+  ~GuardedFloats() { munmap(map_, size_); }
+  GuardedFloats(const GuardedFloats&) = delete;
+  GuardedFloats& operator=(const GuardedFloats&) = delete;
+
+  float* data() { return data_; }
+
+ private:
+  char* map_;
+  size_t size_;
+  float* data_;
+};
+
+TEST(DistanceTest, KernelsDoNotReadPastTheEndOfTheirInputs) {
+  for (const DistanceKernels* k : AvailableKernelSets()) {
+    for (size_t dim = 1; dim <= 70; ++dim) {
+      GuardedFloats a(dim), b(dim);
+      EXPECT_GE(k->l2_squared(a.data(), b.data(), dim), 0.0f) << k->isa;
+      EXPECT_GE(k->dot(a.data(), b.data(), dim), 0.0f) << k->isa;
+      constexpr size_t kRows = 3;
+      GuardedFloats rows(kRows * dim);
+      float out[kRows];
+      k->l2_squared_batch(a.data(), rows.data(), kRows, dim, out);
+      k->dot_batch(a.data(), rows.data(), kRows, dim, out);
+    }
+  }
+}
+
+TEST(DistanceTest, KernelsPicksBestIsaUnlessForcedLowerNeverOneCpuLacks) {
+  const std::string best =
+      CpuHasAvx512() ? "avx512" : (CpuHasAvx2() ? "avx2" : "scalar");
+  std::string expected = best;
+  const char* forced = std::getenv("SHOAL_FORCE_ISA");
+  if (forced != nullptr && std::string(forced) == "scalar") {
+    expected = "scalar";
+  } else if (forced != nullptr && std::string(forced) == "avx2" &&
+             best == "avx512") {
+    expected = "avx2";
+  }
+  EXPECT_EQ(std::string(Kernels().isa), expected)
+      << "SHOAL_FORCE_ISA=" << (forced ? forced : "(unset)");
+}
+
+std::vector<float> RandomUnitVector(std::mt19937& rng, size_t dim) {
+  std::vector<float> v = RandomVector(rng, dim);
+  EXPECT_TRUE(NormalizeInPlace(v.data(), dim));
+  return v;
+}
+
+TEST(DistanceTest, DistanceFollowsEachMetricsConvention) {
+  std::mt19937 rng(304);
+  for (size_t dim : {1, 3, 16, 100, 768}) {
+    const std::vector<float> a = RandomUnitVector(rng, dim);
+    const std::vector<float> b = RandomUnitVector(rng, dim);
+    const double scale = SumOfAbsProducts(a.data(), b.data(), dim);
+    const double l2 = ReferenceL2Squared(a.data(), b.data(), dim);
+    const double dot = ReferenceDot(a.data(), b.data(), dim);
+    EXPECT_NEAR(Distance(Metric::kL2, a.data(), b.data(), dim), l2,
+                kRelativeTolerance * l2);
+    EXPECT_NEAR(Distance(Metric::kInnerProduct, a.data(), b.data(), dim), -dot,
+                kRelativeTolerance * scale);
+    EXPECT_NEAR(Distance(Metric::kCosine, a.data(), b.data(), dim), 1.0 - dot,
+                kRelativeTolerance * scale);
+  }
+}
+
+TEST(DistanceTest, CosineIsZeroForSameDirectionAndTwoForOpposite) {
+  std::mt19937 rng(305);
+  const size_t dim = 129;
+  const std::vector<float> a = RandomUnitVector(rng, dim);
+  std::vector<float> minus_a(a);
+  for (float& x : minus_a) x = -x;
+  EXPECT_NEAR(Distance(Metric::kCosine, a.data(), a.data(), dim), 0.0f, 1e-5);
+  EXPECT_NEAR(Distance(Metric::kCosine, a.data(), minus_a.data(), dim), 2.0f,
+              1e-5);
+}
+
+TEST(DistanceTest, DistanceBatchEqualsDistanceForEveryMetric) {
+  std::mt19937 rng(306);
+  const size_t dim = 77, n = 19;
+  const std::vector<float> query = RandomUnitVector(rng, dim);
+  std::vector<float> base;
+  for (size_t r = 0; r < n; ++r) {
+    const std::vector<float> row = RandomUnitVector(rng, dim);
+    base.insert(base.end(), row.begin(), row.end());
+  }
+  for (Metric metric : {Metric::kL2, Metric::kInnerProduct, Metric::kCosine}) {
+    std::vector<float> out(n);
+    DistanceBatch(metric, query.data(), base.data(), n, dim, out.data());
+    for (size_t r = 0; r < n; ++r) {
+      const float* row = base.data() + r * dim;
+      EXPECT_EQ(out[r], Distance(metric, query.data(), row, dim))
+          << "metric " << static_cast<int>(metric) << " row " << r;
+    }
+  }
+}
+
+double Norm(const std::vector<float>& v) {
+  return std::sqrt(ReferenceDot(v.data(), v.data(), v.size()));
+}
+
+TEST(DistanceTest, NormalizeGivesUnitNormAndKeepsDirection) {
+  std::mt19937 rng(307);
+  for (size_t dim : {1, 2, 5, 8, 33, 768, 4096}) {
+    const std::vector<float> original = RandomVector(rng, dim);
+    std::vector<float> v = original;
+    ASSERT_TRUE(NormalizeInPlace(v.data(), dim));
+    EXPECT_NEAR(Norm(v), 1.0, 1e-6) << "dim " << dim;
+    const double norm = Norm(original);
+    for (size_t i = 0; i < dim; ++i) {
+      EXPECT_NEAR(v[i] * norm, original[i], 1e-6)
+          << "dim " << dim << " i " << i;
+    }
+  }
+}
+
+// Float squares of these overflow (1e30) or underflow (denormals) to Inf/0,
+// but the vectors are finite and nonzero, so they have a direction.
+TEST(DistanceTest, NormalizeHandlesHugeAndTinyComponents) {
+  std::vector<float> huge(100, 1e30f);
+  ASSERT_TRUE(NormalizeInPlace(huge.data(), huge.size()));
+  for (float x : huge) EXPECT_NEAR(x, 0.1f, 1e-7);
+
+  std::vector<float> tiny(4, std::numeric_limits<float>::denorm_min());
+  ASSERT_TRUE(NormalizeInPlace(tiny.data(), tiny.size()));
+  for (float x : tiny) EXPECT_NEAR(x, 0.5f, 1e-7);
+
+  std::vector<float> mixed = {FLT_MAX, -FLT_MAX, 0.0f};
+  ASSERT_TRUE(NormalizeInPlace(mixed.data(), mixed.size()));
+  EXPECT_NEAR(mixed[0], std::sqrt(0.5), 1e-7);
+  EXPECT_NEAR(mixed[1], -std::sqrt(0.5), 1e-7);
+}
+
+void ExpectNormalizeRefusesAndLeavesUnchanged(std::vector<float> v) {
+  const std::vector<float> before = v;
+  EXPECT_FALSE(NormalizeInPlace(v.data(), v.size()));
+  for (size_t i = 0; i < v.size(); ++i) {  // Bitwise: NaN != NaN.
+    EXPECT_EQ(std::bit_cast<uint32_t>(v[i]),
+              std::bit_cast<uint32_t>(before[i]));
+  }
+}
+
+TEST(DistanceTest, NormalizeRefusesZeroVector) {
+  ExpectNormalizeRefusesAndLeavesUnchanged(std::vector<float>(10, 0.0f));
+  ExpectNormalizeRefusesAndLeavesUnchanged({0.0f, -0.0f, 0.0f});
+  ExpectNormalizeRefusesAndLeavesUnchanged({});
+}
+
+TEST(DistanceTest, NormalizeRefusesNaNAndInf) {
+  constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  ExpectNormalizeRefusesAndLeavesUnchanged({1.0f, 2.0f, kNaN, 4.0f});
+  ExpectNormalizeRefusesAndLeavesUnchanged({1.0f, kInf, 3.0f});
+  ExpectNormalizeRefusesAndLeavesUnchanged({-kInf, 0.0f});
+  ExpectNormalizeRefusesAndLeavesUnchanged({kNaN});
+}
+
+// Lengths around the 64-float blocks of AllFinite and the SIMD widths.
+constexpr size_t kAllFiniteLengths[] = {
+    1,  2,  3,  4,  5,  7,   8,   9,   15,  16,  17,  31,  32,
+    33, 63, 64, 65, 66, 127, 128, 129, 191, 192, 193, 257, 1000};
+
+TEST(DistanceTest, AllFiniteCatchesNaNAndInfAtEveryPosition) {
+  const float bad_values[] = {
+      std::numeric_limits<float>::quiet_NaN(),
+      -std::numeric_limits<float>::quiet_NaN(),
+      std::numeric_limits<float>::signaling_NaN(),
+      std::bit_cast<float>(uint32_t{0xffffffffu}),  // NaN, every bit set
+      std::numeric_limits<float>::infinity(),
+      -std::numeric_limits<float>::infinity(),
+  };
+  std::mt19937 rng(308);
+  for (size_t n : kAllFiniteLengths) {
+    std::vector<float> v = RandomVector(rng, n);
+    v[0] = FLT_MAX;  // The largest finite exponent, next to the Inf pattern.
+    ASSERT_TRUE(AllFinite(v.data(), n));
+    for (size_t pos = 0; pos < n; ++pos) {
+      const float saved = v[pos];
+      for (float bad : bad_values) {
+        v[pos] = bad;
+        EXPECT_FALSE(AllFinite(v.data(), n)) << "n " << n << " pos " << pos;
+      }
+      v[pos] = saved;
+    }
+  }
+}
+
+TEST(DistanceTest, AllFiniteAcceptsDenormalsSignedZeroAndExtremes) {
+  const float good_values[] = {
+      0.0f,     -0.0f,    FLT_MIN, -FLT_MIN, FLT_MIN / 2, -FLT_MIN / 2,
+      std::numeric_limits<float>::denorm_min(),
+      FLT_MAX,  -FLT_MAX, 1.0f,    -1.0f,
+  };
+  std::vector<float> v;
+  while (v.size() < 1000) {
+    v.insert(v.end(), std::begin(good_values), std::end(good_values));
+  }
+  for (size_t n = 0; n <= v.size(); ++n) {
+    EXPECT_TRUE(AllFinite(v.data(), n)) << "n " << n;
+  }
+  EXPECT_TRUE(AllFinite(nullptr, 0));
+}
+
+}  // namespace
+}  // namespace shoal

@@ -1,0 +1,322 @@
+// Copyright 2026 The shoal Authors.
+//
+// The write-ahead log on its own: what the writer lays down, and where the
+// reader decides the log ends or is damaged.
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "testutil/temp_dir.h"
+#include "util/coding.h"
+#include "util/file_system.h"
+#include "util/hash.h"
+#include "wal/wal_reader.h"
+#include "wal/wal_writer.h"
+
+namespace shoal::wal {
+namespace {
+
+constexpr uint32_t kDim = 4;
+
+struct Op {
+  RecordType type;
+  uint64_t sequence;
+  std::vector<uint64_t> ids;
+  std::vector<float> vectors;
+};
+
+class WalTest : public ::testing::Test {
+ protected:
+  FileSystem* fs() { return FileSystem::Default(); }
+  std::string FilePath(uint64_t number) { return JoinPath(dir_.path(), WalFileName(number)); }
+
+  std::unique_ptr<WalWriter> NewWriter(size_t file_bytes = 1 << 16) {
+    WalWriterOptions options;
+    options.file_bytes = file_bytes;
+    auto writer = WalWriter::Open(fs(), dir_.path(), options, 1, 0);
+    EXPECT_TRUE(writer.ok()) << writer.status();
+    return std::move(writer).value();
+  }
+
+  // Appends a put of `n` vectors with ids first_id.., returns its end offset
+  // in the current file.
+  void AppendPut(WalWriter* w, uint64_t first_id, uint32_t n) {
+    auto payload = w->BeginRecord(PutPayloadSize(n, kDim));
+    ASSERT_TRUE(payload.ok()) << payload.status();
+    for (uint32_t i = 0; i < n; ++i) EncodeFixed64(*payload + i * 8, first_id + i);
+    float* v = reinterpret_cast<float*>(*payload + n * 8);
+    for (uint32_t i = 0; i < n * kDim; ++i) v[i] = static_cast<float>(first_id * 10 + i);
+    w->FinishRecord(RecordType::kPut, next_sequence_, n, kDim);
+    next_sequence_ += n;
+  }
+
+  void AppendDelete(WalWriter* w, uint64_t id) {
+    auto payload = w->BeginRecord(8);
+    ASSERT_TRUE(payload.ok()) << payload.status();
+    EncodeFixed64(*payload, id);
+    w->FinishRecord(RecordType::kDelete, next_sequence_++, 1, 0);
+  }
+
+  absl::StatusOr<ReadResult> Read(const std::string& contents, std::vector<Op>* ops,
+                                  uint64_t number = 1) {
+    return ReadWalFile(contents, FilePath(number), 0, number, kDim,
+                       [&](const RecordView& r) {
+                         Op op{r.type, r.sequence, {}, {}};
+                         for (uint32_t i = 0; i < r.count; ++i) {
+                           op.ids.push_back(DecodeFixed64(r.ids + i * 8));
+                         }
+                         if (r.vectors != nullptr) {
+                           op.vectors.resize(size_t{r.count} * r.dim);
+                           std::memcpy(op.vectors.data(), r.vectors, op.vectors.size() * 4);
+                         }
+                         ops->push_back(std::move(op));
+                         return absl::OkStatus();
+                       });
+  }
+
+  std::string Contents(uint64_t number = 1) {
+    auto contents = fs()->ReadFile(FilePath(number));
+    EXPECT_TRUE(contents.ok()) << contents.status();
+    return contents.value_or("");
+  }
+
+  test::TempDir dir_;
+  uint64_t next_sequence_ = 1;
+};
+
+TEST_F(WalTest, RecordsReadBackInOrder) {
+  auto w = NewWriter();
+  AppendPut(w.get(), 100, 3);
+  AppendDelete(w.get(), 101);
+  AppendPut(w.get(), 200, 1);
+  ASSERT_TRUE(w->Close(true).ok());
+
+  std::vector<Op> ops;
+  auto result = Read(Contents(), &ops);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(ops.size(), 3u);
+  EXPECT_EQ(ops[0].type, RecordType::kPut);
+  EXPECT_EQ(ops[0].ids, (std::vector<uint64_t>{100, 101, 102}));
+  EXPECT_EQ(ops[0].sequence, 1u);
+  EXPECT_EQ(ops[0].vectors[5], 100 * 10 + 5);
+  EXPECT_EQ(ops[1].type, RecordType::kDelete);
+  EXPECT_EQ(ops[1].ids, (std::vector<uint64_t>{101}));
+  EXPECT_EQ(ops[1].sequence, 4u);
+  EXPECT_EQ(ops[2].sequence, 5u);
+  EXPECT_FALSE(result->torn_tail);
+  EXPECT_FALSE(result->corrupted);
+}
+
+TEST_F(WalTest, RecordsAreVisibleInTheFileBeforeClose) {
+  // kill -9 loses nothing: the bytes are in the page cache once appended.
+  auto w = NewWriter();
+  AppendPut(w.get(), 1, 2);
+  std::vector<Op> ops;
+  auto result = Read(Contents(), &ops);  // read while the writer is open
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(ops.size(), 1u);
+  EXPECT_FALSE(result->torn_tail);  // the reserved space is zeros
+}
+
+TEST_F(WalTest, TruncatedTrailingRecordIsIgnoredAtEveryOffset) {
+  auto w = NewWriter();
+  AppendPut(w.get(), 1, 2);
+  ASSERT_TRUE(w->Close(true).ok());
+  const size_t first_end = Contents().size();
+  w = nullptr;
+  WalWriterOptions options;
+  auto resumed = WalWriter::Open(fs(), dir_.path(), options, 1, first_end);
+  ASSERT_TRUE(resumed.ok());
+  AppendPut(resumed->get(), 50, 3);
+  ASSERT_TRUE((*resumed)->Close(true).ok());
+  const std::string full = Contents();
+  ASSERT_GT(full.size(), first_end);
+
+  for (size_t cut = first_end; cut < full.size(); ++cut) {
+    std::vector<Op> ops;
+    auto result = Read(full.substr(0, cut), &ops);
+    ASSERT_TRUE(result.ok()) << "cut at " << cut << ": " << result.status();
+    ASSERT_EQ(ops.size(), 1u) << "cut at " << cut;
+    EXPECT_EQ(result->valid_end, first_end);
+    EXPECT_FALSE(result->corrupted) << "cut at " << cut;
+    EXPECT_EQ(result->torn_tail, cut > first_end) << "cut at " << cut;
+  }
+}
+
+TEST_F(WalTest, FlippedByteInLastRecordIsATornTail) {
+  auto w = NewWriter();
+  AppendPut(w.get(), 1, 2);
+  AppendPut(w.get(), 10, 2);
+  ASSERT_TRUE(w->Close(true).ok());
+  std::string contents = Contents();
+  contents[contents.size() - 9] ^= 0x40;
+  std::vector<Op> ops;
+  auto result = Read(contents, &ops);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(ops.size(), 1u);
+  EXPECT_TRUE(result->torn_tail);
+  EXPECT_FALSE(result->corrupted);
+}
+
+TEST_F(WalTest, ChecksumMismatchBeforeTheTailIsCorruption) {
+  auto w = NewWriter();
+  AppendPut(w.get(), 1, 2);
+  AppendPut(w.get(), 10, 2);
+  AppendPut(w.get(), 20, 2);
+  ASSERT_TRUE(w->Close(true).ok());
+  std::string contents = Contents();
+  const size_t record = AlignRecord(kRecordHeaderSize + PutPayloadSize(2, kDim));
+  const size_t second = kFileHeaderSize + record;
+  contents[second + kRecordHeaderSize + 20] ^= 0x01;  // inside the second payload
+  std::vector<Op> ops;
+  auto result = Read(contents, &ops);
+  ASSERT_TRUE(result.ok());
+  EXPECT_TRUE(result->corrupted);
+  EXPECT_EQ(result->corrupt_offset, second);
+  EXPECT_EQ(ops.size(), 1u);  // nothing past the damage was handed out
+}
+
+TEST_F(WalTest, ZeroedHeaderBeforeTheTailIsCorruption) {
+  auto w = NewWriter();
+  AppendPut(w.get(), 1, 1);
+  AppendPut(w.get(), 2, 1);
+  AppendPut(w.get(), 3, 1);
+  ASSERT_TRUE(w->Close(true).ok());
+  std::string contents = Contents();
+  std::memset(contents.data() + kFileHeaderSize, 0, kRecordHeaderSize);
+  std::vector<Op> ops;
+  auto result = Read(contents, &ops);
+  ASSERT_TRUE(result.ok());
+  EXPECT_TRUE(result->corrupted);
+  EXPECT_EQ(result->corrupt_offset, kFileHeaderSize);
+  EXPECT_TRUE(ops.empty());
+}
+
+TEST_F(WalTest, DamagedFileHeaderIsDataLoss) {
+  auto w = NewWriter();
+  AppendPut(w.get(), 1, 1);
+  ASSERT_TRUE(w->Close(true).ok());
+  std::string contents = Contents();
+  contents[3] ^= 0xff;
+  std::vector<Op> ops;
+  auto result = Read(contents, &ops);
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(result.status().message().find(WalFileName(1)), absl::string_view::npos);
+}
+
+TEST_F(WalTest, FileWhoseHeaderNeverReachedDiskHoldsNoRecords) {
+  std::vector<Op> ops;
+  for (const std::string& contents : {std::string(), std::string(10, '\0'),
+                                      std::string(4096, '\0')}) {
+    auto result = Read(contents, &ops);
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(result->records, 0u);
+    EXPECT_FALSE(result->corrupted);
+  }
+}
+
+TEST_F(WalTest, HeaderOfAnotherFileIsDataLoss) {
+  auto w = NewWriter();
+  AppendPut(w.get(), 1, 1);
+  ASSERT_TRUE(w->Close(true).ok());
+  std::vector<Op> ops;
+  auto result = Read(Contents(), &ops, /*number=*/7);
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kDataLoss);
+}
+
+TEST_F(WalTest, UnknownRecordTypeWithSafeToIgnoreBitIsSkipped) {
+  auto w = NewWriter();
+  AppendPut(w.get(), 1, 1);
+  // A future record type the reader does not know, marked safe to ignore.
+  auto payload = w->BeginRecord(16);
+  ASSERT_TRUE(payload.ok());
+  std::memset(*payload, 7, 16);
+  w->FinishRecord(static_cast<RecordType>(kSafeToIgnoreBit | 0x11), next_sequence_, 1, 0);
+  AppendPut(w.get(), 2, 1);
+  ASSERT_TRUE(w->Close(true).ok());
+  std::vector<Op> ops;
+  auto result = Read(Contents(), &ops);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(ops.size(), 2u);
+  EXPECT_EQ(result->records, 3u);
+  EXPECT_FALSE(result->corrupted);
+}
+
+TEST_F(WalTest, UnknownRecordTypeWithoutSafeToIgnoreBitStopsTheLog) {
+  auto w = NewWriter();
+  AppendPut(w.get(), 1, 1);
+  auto payload = w->BeginRecord(16);
+  ASSERT_TRUE(payload.ok());
+  w->FinishRecord(static_cast<RecordType>(0x11), next_sequence_, 1, 0);
+  AppendPut(w.get(), 2, 1);
+  ASSERT_TRUE(w->Close(true).ok());
+  std::vector<Op> ops;
+  auto result = Read(Contents(), &ops);
+  ASSERT_TRUE(result.ok());
+  EXPECT_TRUE(result->corrupted);  // a valid record follows one it cannot read
+  EXPECT_EQ(ops.size(), 1u);
+}
+
+TEST_F(WalTest, FullFileRotatesToTheNextNumber) {
+  auto w = NewWriter(/*file_bytes=*/256);
+  for (uint64_t i = 0; i < 20; ++i) AppendPut(w.get(), i, 1);
+  const uint64_t last = w->current_file_number();
+  ASSERT_TRUE(w->Close(true).ok());
+  ASSERT_GT(last, 1u);
+  std::vector<Op> ops;
+  for (uint64_t n = 1; n <= last; ++n) {
+    auto result = Read(Contents(n), &ops, n);
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_FALSE(result->torn_tail);
+  }
+  ASSERT_EQ(ops.size(), 20u);
+  for (uint64_t i = 0; i < 20; ++i) EXPECT_EQ(ops[i].ids[0], i);
+}
+
+TEST_F(WalTest, RecordLargerThanAFileGetsAFileOfItsOwn) {
+  auto w = NewWriter(/*file_bytes=*/256);
+  AppendPut(w.get(), 1, 1);
+  AppendPut(w.get(), 100, 64);  // 64 * (8 + 16) bytes > 256
+  ASSERT_TRUE(w->Close(true).ok());
+  std::vector<Op> ops;
+  ASSERT_TRUE(Read(Contents(1), &ops, 1).ok());
+  ASSERT_TRUE(Read(Contents(2), &ops, 2).ok());
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_EQ(ops[1].ids.size(), 64u);
+}
+
+TEST_F(WalTest, ConcurrentSyncersCoverEveryAppend) {
+  auto w = NewWriter();
+  uint64_t lsn = 0;
+  for (int i = 0; i < 10; ++i) {
+    AppendPut(w.get(), i, 1);
+    lsn = w->end_lsn();
+  }
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] { ok += w->SyncTo(lsn).ok(); });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 8);
+  ASSERT_TRUE(w->Close(true).ok());
+}
+
+TEST(WalFileNameTest, RoundTripsAndRejectsOtherNames) {
+  uint64_t n = 0;
+  EXPECT_TRUE(ParseWalFileName(WalFileName(42), &n));
+  EXPECT_EQ(n, 42u);
+  EXPECT_TRUE(ParseWalFileName(WalFileName(12345678), &n));
+  EXPECT_EQ(n, 12345678u);
+  EXPECT_FALSE(ParseWalFileName("wal-.log", &n));
+  EXPECT_FALSE(ParseWalFileName("wal-12x.log", &n));
+  EXPECT_FALSE(ParseWalFileName("wal-000001.log.dropped", &n));
+  EXPECT_FALSE(ParseWalFileName("seg-000001.vamana", &n));
+}
+
+}  // namespace
+}  // namespace shoal::wal
