@@ -6,7 +6,7 @@
 #include <atomic>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
+#include "util/mutex.h"
 #include "db/validate.h"
 #include "distance/distance.h"
 #include "util/hash.h"

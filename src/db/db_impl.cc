@@ -3,6 +3,7 @@
 #include "db/db_impl.h"
 
 #include <algorithm>
+#include <chrono>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -37,7 +38,7 @@ absl::Status DBImpl::Open() {
   SHOAL_ASSIGN_OR_RETURN(lock_, fs_->LockFile(JoinPath(path_, kLockFile)));
   pool_ = std::make_unique<ThreadPool>(options_.worker_threads);
 
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   const std::string manifest_path = JoinPath(path_, kManifestFile);
   if (fs_->Exists(manifest_path)) {
     if (options_.error_if_exists) {
@@ -101,7 +102,7 @@ absl::StatusOr<std::shared_ptr<Collection>> DBImpl::Find(std::string_view name) 
   if (closed_.load(std::memory_order_acquire)) {
     return absl::FailedPreconditionError("database is closed");
   }
-  absl::ReaderMutexLock lock(&mu_);
+  ReaderMutexLock lock(&mu_);
   auto it = collections_.find(name);
   if (it == collections_.end()) {
     return absl::NotFoundError(absl::StrCat("collection '", AsAbsl(name), "' does not exist"));
@@ -112,7 +113,7 @@ absl::StatusOr<std::shared_ptr<Collection>> DBImpl::Find(std::string_view name) 
 absl::Status DBImpl::CreateCollection(std::string_view name,
                                       const CollectionOptions& options) {
   if (closed_.load()) return absl::FailedPreconditionError("database is closed");
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return CreateLocked(name, options);
 }
 
@@ -143,7 +144,7 @@ absl::Status DBImpl::CreateLocked(std::string_view name, CollectionOptions optio
 
 absl::Status DBImpl::DropCollection(std::string_view name) {
   if (closed_.load()) return absl::FailedPreconditionError("database is closed");
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto it = collections_.find(name);
   if (it == collections_.end()) {
     return absl::NotFoundError(absl::StrCat("collection '", AsAbsl(name), "' does not exist"));
@@ -163,7 +164,7 @@ absl::Status DBImpl::DropCollection(std::string_view name) {
 }
 
 std::vector<std::string> DBImpl::ListCollections() const {
-  absl::ReaderMutexLock lock(&mu_);
+  ReaderMutexLock lock(&mu_);
   std::vector<std::string> names;
   for (const auto& [name, c] : collections_) names.push_back(name);
   return names;  // std::map: already sorted
@@ -227,17 +228,19 @@ absl::Status DBImpl::Compact() {
 }
 
 void DBImpl::IntervalSyncLoop() {
-  const absl::Duration period = absl::Microseconds(options_.sync_interval_us);
+  const auto period = std::chrono::microseconds(options_.sync_interval_us);
   while (true) {
     {
-      absl::MutexLock lock(&sync_thread_mu_);
-      if (sync_thread_mu_.AwaitWithTimeout(absl::Condition(&stop_sync_thread_), period)) {
-        return;
+      MutexLock lock(&sync_thread_mu_);
+      const auto deadline = std::chrono::steady_clock::now() + period;
+      while (!stop_sync_thread_ && std::chrono::steady_clock::now() < deadline) {
+        sync_thread_wake_.WaitFor(&sync_thread_mu_, deadline - std::chrono::steady_clock::now());
       }
+      if (stop_sync_thread_) return;
     }
     std::vector<std::shared_ptr<Collection>> all;
     {
-      absl::ReaderMutexLock lock(&mu_);
+      ReaderMutexLock lock(&mu_);
       for (const auto& [name, c] : collections_) all.push_back(c);
     }
     // A failed sync is sticky in the log: the next write reports it.
@@ -249,14 +252,15 @@ absl::Status DBImpl::Close() {
   if (closed_.exchange(true)) return absl::OkStatus();
   if (sync_thread_.joinable()) {
     {
-      absl::MutexLock lock(&sync_thread_mu_);
+      MutexLock lock(&sync_thread_mu_);
       stop_sync_thread_ = true;
     }
+    sync_thread_wake_.SignalAll();
     sync_thread_.join();
   }
   absl::Status first;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     for (auto& [name, c] : collections_) {
       absl::Status s = c->Close();
       if (first.ok()) first = s;

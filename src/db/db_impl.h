@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "util/mutex.h"
 #include "db/collection.h"
 #include "db/manifest.h"
 #include "shoal/db.h"
@@ -79,12 +79,13 @@ class DBImpl final : public DB {
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<FileLock> lock_;
 
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   std::map<std::string, std::shared_ptr<Collection>, std::less<>> collections_
       ABSL_GUARDED_BY(mu_);
   std::atomic<bool> closed_{false};
 
-  absl::Mutex sync_thread_mu_;
+  Mutex sync_thread_mu_;
+  CondVar sync_thread_wake_;
   bool stop_sync_thread_ ABSL_GUARDED_BY(sync_thread_mu_) = false;
   std::thread sync_thread_;
 };

@@ -119,7 +119,7 @@ absl::Status Shard::ReplayLog(const std::vector<uint64_t>& numbers, Damage* dama
 }
 
 absl::Status Shard::Recover() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   SHOAL_ASSIGN_OR_RETURN(std::vector<std::string> names, fs_->ListDir(dir_));
   std::vector<uint64_t> numbers;
   for (const std::string& name : names) {
@@ -200,7 +200,7 @@ absl::Status Shard::AfterAppend(uint64_t lsn) {
 absl::Status Shard::Put(std::span<const uint64_t> ids, std::span<const float* const> rows) {
   uint64_t lsn;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (closed_) return absl::FailedPreconditionError("database is closed");
     SHOAL_ASSIGN_OR_RETURN(lsn, AppendPut(ids, rows));
   }
@@ -210,7 +210,7 @@ absl::Status Shard::Put(std::span<const uint64_t> ids, std::span<const float* co
 absl::Status Shard::Delete(std::span<const uint64_t> ids) {
   uint64_t lsn;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (closed_) return absl::FailedPreconditionError("database is closed");
     SHOAL_ASSIGN_OR_RETURN(char* payload, wal_->BeginRecord(ids.size() * sizeof(uint64_t)));
     std::memcpy(payload, ids.data(), ids.size() * sizeof(uint64_t));
@@ -223,7 +223,7 @@ absl::Status Shard::Delete(std::span<const uint64_t> ids) {
 }
 
 absl::Status Shard::Get(uint64_t id, std::vector<float>* out) const {
-  absl::ReaderMutexLock lock(&mu_);
+  ReaderMutexLock lock(&mu_);
   const float* v = nullptr;
   if (memtable_->Get(id, &v) != MemTable::Lookup::kFound) {
     return absl::NotFoundError(absl::StrCat("id ", id, " not found"));
@@ -233,19 +233,19 @@ absl::Status Shard::Get(uint64_t id, std::vector<float>* out) const {
 }
 
 void Shard::Search(const float* query, TopK* top) const {
-  absl::ReaderMutexLock lock(&mu_);
+  ReaderMutexLock lock(&mu_);
   memtable_->Search(options_.metric, query, top);
 }
 
 size_t Shard::live_count() const {
-  absl::ReaderMutexLock lock(&mu_);
+  ReaderMutexLock lock(&mu_);
   return memtable_->live_count();
 }
 
 absl::Status Shard::SyncWal() { return wal_->SyncTo(wal_->end_lsn()); }
 
 absl::Status Shard::Close() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (closed_) return absl::OkStatus();
   closed_ = true;
   if (wal_ == nullptr) return absl::OkStatus();

@@ -22,7 +22,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include "util/mutex.h"
 #include "memtable/memtable.h"
 #include "shoal/options.h"
 #include "util/file_system.h"
@@ -108,7 +108,7 @@ class Shard {
   const ShardOptions options_;
   RecoveryStats recovery_;
 
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   std::unique_ptr<wal::WalWriter> wal_;  // set by Open; closed by Close
   std::unique_ptr<MemTable> memtable_ ABSL_GUARDED_BY(mu_);
   uint64_t next_sequence_ ABSL_GUARDED_BY(mu_) = 1;

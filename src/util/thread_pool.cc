@@ -2,7 +2,9 @@
 
 #include "util/thread_pool.h"
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <memory>
 
 namespace shoal {
@@ -15,9 +17,10 @@ ThreadPool::ThreadPool(size_t threads) {
 
 ThreadPool::~ThreadPool() {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
+  work_ready_.SignalAll();
   for (std::thread& t : workers_) t.join();
 }
 
@@ -25,12 +28,8 @@ void ThreadPool::WorkerLoop() {
   while (true) {
     std::function<void()> task;
     {
-      absl::MutexLock lock(&mu_);
-      mu_.Await(absl::Condition(
-          +[](ThreadPool* p) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-            return p->stopping_ || !p->queue_.empty();
-          },
-          this));
+      MutexLock lock(&mu_);
+      while (!stopping_ && queue_.empty()) work_ready_.Wait(&mu_);
       if (queue_.empty()) return;  // stopping, and nothing left to do
       task = std::move(queue_.front());
       queue_.pop_front();
@@ -42,7 +41,7 @@ void ThreadPool::WorkerLoop() {
 bool ThreadPool::RunOne() {
   std::function<void()> task;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (queue_.empty()) return false;
     task = std::move(queue_.front());
     queue_.pop_front();
@@ -53,48 +52,46 @@ bool ThreadPool::RunOne() {
 
 void ThreadPool::ParallelFor(size_t n, const std::function<void(size_t)>& fn) {
   if (n == 0) return;
-  if (n == 1) {
-    fn(0);
+  if (n == 1 || workers_.empty()) {
+    for (size_t i = 0; i < n; ++i) fn(i);
     return;
   }
   // Tasks claim indices from a shared counter, so a slow index never leaves
   // other threads idle; the caller claims indices too.
   struct State {
     std::atomic<size_t> next{0};
-    absl::Mutex mu;
-    size_t done = 0;  // guarded by mu
+    Mutex mu;
+    CondVar finished;
+    size_t done ABSL_GUARDED_BY(mu) = 0;
   };
   auto state = std::make_shared<State>();
+  // Helpers hold `state` (not the caller's frame) until they return; they only
+  // touch `fn` for indices < n, all of which finish before ParallelFor does.
   auto work = [state, n, &fn] {
     size_t finished = 0;
     for (size_t i; (i = state->next.fetch_add(1)) < n; ++finished) fn(i);
     if (finished > 0) {
-      absl::MutexLock lock(&state->mu);
+      MutexLock lock(&state->mu);
       state->done += finished;
+      if (state->done == n) state->finished.SignalAll();
     }
   };
   const size_t helpers = std::min(n - 1, workers_.size());
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     for (size_t i = 0; i < helpers; ++i) queue_.emplace_back(work);
   }
+  work_ready_.SignalAll();
   work();
   // Help with other queued work (e.g. a nested ParallelFor) while waiting.
-  struct Done {
-    State* state;
-    size_t n;
-  } done{state.get(), n};
-  const absl::Condition all_done(
-      +[](Done* d) ABSL_NO_THREAD_SAFETY_ANALYSIS { return d->state->done == d->n; },
-      &done);
   while (true) {
     {
-      absl::MutexLock lock(&state->mu);
+      MutexLock lock(&state->mu);
       if (state->done == n) return;
     }
     if (!RunOne()) {
-      absl::MutexLock lock(&state->mu);
-      state->mu.AwaitWithTimeout(all_done, absl::Milliseconds(1));
+      MutexLock lock(&state->mu);
+      if (state->done != n) state->finished.WaitFor(&state->mu, std::chrono::milliseconds(1));
     }
   }
 }

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "util/mutex.h"
 
 namespace shoal {
 
@@ -38,7 +38,8 @@ class ThreadPool {
   // Runs one queued task if there is one. REQUIRES: mu_ not held.
   bool RunOne();
 
-  absl::Mutex mu_;
+  Mutex mu_;
+  CondVar work_ready_;
   std::deque<std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::thread> workers_;

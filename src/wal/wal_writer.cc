@@ -75,7 +75,7 @@ absl::Status WalWriter::OpenFile(uint64_t number, size_t resume_offset,
                                  size_t min_capacity) {
   SHOAL_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file,
                          MapFile(number, resume_offset, min_capacity));
-  absl::MutexLock lock(&file_mu_);
+  MutexLock lock(&file_mu_);
   file_ = std::move(file);
   number_ = number;
   offset_ = resume_offset == 0 ? kFileHeaderSize : resume_offset;
@@ -84,7 +84,7 @@ absl::Status WalWriter::OpenFile(uint64_t number, size_t resume_offset,
 
 absl::StatusOr<char*> WalWriter::BeginRecord(size_t payload_length) {
   if (sync_failed_.load(std::memory_order_relaxed)) {
-    absl::MutexLock lock(&sync_mu_);
+    MutexLock lock(&sync_mu_);
     return sync_status_;
   }
   SHOAL_RETURN_IF_ERROR(append_status_);
@@ -98,7 +98,7 @@ absl::StatusOr<char*> WalWriter::BeginRecord(size_t payload_length) {
         MapFile(number_ + 1, 0, kFileHeaderSize + need);
     absl::Status s = next.status();
     if (s.ok()) {
-      absl::MutexLock lock(&file_mu_);
+      MutexLock lock(&file_mu_);
       s = file_->Sync();
       if (s.ok()) s = file_->CloseAndTruncate(offset_);
       if (s.ok()) {
@@ -136,13 +136,13 @@ uint64_t WalWriter::FinishRecord(RecordType type, uint64_t sequence,
 }
 
 absl::Status WalWriter::SyncCurrentFile() {
-  absl::MutexLock lock(&file_mu_);
+  MutexLock lock(&file_mu_);
   if (file_ == nullptr) return absl::FailedPreconditionError("log is closed");
   return file_->Sync();
 }
 
 absl::Status WalWriter::SyncTo(uint64_t lsn) {
-  absl::MutexLock lock(&sync_mu_);
+  MutexLock lock(&sync_mu_);
   while (synced_lsn_ < lsn) {
     if (!sync_status_.ok()) return sync_status_;
     if (sync_running_) {
@@ -172,7 +172,7 @@ absl::Status WalWriter::SyncTo(uint64_t lsn) {
 absl::Status WalWriter::Close(bool sync) {
   absl::Status s;
   if (sync) s = SyncTo(end_lsn());
-  absl::MutexLock lock(&file_mu_);
+  MutexLock lock(&file_mu_);
   if (file_ != nullptr) {
     absl::Status c = file_->CloseAndTruncate(offset_);
     if (s.ok()) s = c;

@@ -22,7 +22,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include "util/mutex.h"
 #include "util/file_system.h"
 #include "wal/wal_format.h"
 
@@ -97,15 +97,15 @@ class WalWriter {
   std::atomic<bool> sync_failed_{false};  // set once a sync failed
 
   // Held while syncing or replacing the current file.
-  absl::Mutex file_mu_;
+  Mutex file_mu_;
   std::unique_ptr<MappedFile> file_;  // written under file_mu_ + caller's lock
 
   // Group commit.
-  absl::Mutex sync_mu_;
+  Mutex sync_mu_;
   uint64_t synced_lsn_ ABSL_GUARDED_BY(sync_mu_) = 0;
   bool sync_running_ ABSL_GUARDED_BY(sync_mu_) = false;
   absl::Status sync_status_ ABSL_GUARDED_BY(sync_mu_);
-  absl::CondVar sync_done_;
+  CondVar sync_done_;
 };
 
 }  // namespace shoal::wal
