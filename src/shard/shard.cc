@@ -192,12 +192,28 @@ absl::StatusOr<uint64_t> Shard::AppendPut(std::span<const uint64_t> ids,
   return lsn;
 }
 
+// Counts a kAlways write call for the log's group commit (WalWriter::WriterEnter).
+class Shard::SyncingWriter {
+ public:
+  explicit SyncingWriter(Shard* shard)
+      : wal_(shard->options_.fsync == FsyncPolicy::kAlways ? shard->wal_.get() : nullptr) {
+    if (wal_ != nullptr) wal_->WriterEnter();
+  }
+  ~SyncingWriter() {
+    if (wal_ != nullptr) wal_->WriterExit();
+  }
+
+ private:
+  wal::WalWriter* const wal_;
+};
+
 absl::Status Shard::AfterAppend(uint64_t lsn) {
   if (options_.fsync == FsyncPolicy::kAlways) return wal_->SyncTo(lsn);
   return absl::OkStatus();
 }
 
 absl::Status Shard::Put(std::span<const uint64_t> ids, std::span<const float* const> rows) {
+  SyncingWriter syncing(this);
   uint64_t lsn;
   {
     MutexLock lock(&mu_);
@@ -208,6 +224,7 @@ absl::Status Shard::Put(std::span<const uint64_t> ids, std::span<const float* co
 }
 
 absl::Status Shard::Delete(std::span<const uint64_t> ids) {
+  SyncingWriter syncing(this);
   uint64_t lsn;
   {
     MutexLock lock(&mu_);

@@ -102,6 +102,7 @@ class Shard {
                                      std::span<const float* const> rows)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status AfterAppend(uint64_t lsn);
+  class SyncingWriter;
 
   FileSystem* const fs_;
   const std::string dir_;

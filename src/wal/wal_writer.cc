@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -143,18 +144,37 @@ absl::Status WalWriter::SyncCurrentFile() {
 
 absl::Status WalWriter::SyncTo(uint64_t lsn) {
   MutexLock lock(&sync_mu_);
+  ++waiting_;
+  sync_done_.SignalAll();  // a gathering syncer may be waiting for this caller
+  absl::Status result;
   while (synced_lsn_ < lsn) {
-    if (!sync_status_.ok()) return sync_status_;
+    if (!sync_status_.ok()) {
+      result = sync_status_;
+      break;
+    }
     if (sync_running_) {
       sync_done_.Wait(&sync_mu_);
       continue;
     }
-    // Become the syncer for everyone waiting: cover all that is appended now.
+    // Become the syncer for everyone waiting. First gather: writers that are
+    // between their append and this call would otherwise miss this sync and
+    // pay for the next one alone. Wait until every writer inside a write call
+    // is here, or for at most half the last sync's time.
     sync_running_ = true;
+    const auto start = std::chrono::steady_clock::now();
+    const auto deadline = start + std::min(last_sync_duration_ / 2, kMaxGather);
+    while (waiting_ < writers_.load(std::memory_order_acquire)) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) break;
+      sync_done_.WaitFor(&sync_mu_, deadline - now);
+    }
     const uint64_t target = end_lsn();
     sync_mu_.Unlock();
+    const auto sync_start = std::chrono::steady_clock::now();
     absl::Status s = SyncCurrentFile();
+    const auto sync_end = std::chrono::steady_clock::now();
     sync_mu_.Lock();
+    last_sync_duration_ = sync_end - sync_start;
     sync_running_ = false;
     if (s.ok()) {
       synced_lsn_ = std::max(synced_lsn_, target);
@@ -166,7 +186,8 @@ absl::Status WalWriter::SyncTo(uint64_t lsn) {
     }
     sync_done_.SignalAll();
   }
-  return absl::OkStatus();
+  --waiting_;
+  return result;
 }
 
 absl::Status WalWriter::Close(bool sync) {

@@ -14,6 +14,7 @@
 #define SHOAL_SRC_WAL_WAL_WRITER_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -71,6 +72,11 @@ class WalWriter {
   // make a truncation durable).
   [[nodiscard]] absl::Status SyncFile() { return SyncCurrentFile(); }
 
+  // Brackets a write call that will wait in SyncTo, so that a syncer can wait
+  // for writers that appended but have not reached SyncTo yet (group commit).
+  void WriterEnter() { writers_.fetch_add(1, std::memory_order_acq_rel); }
+  void WriterExit() { writers_.fetch_sub(1, std::memory_order_acq_rel); }
+
   // Syncs (when `sync`), trims the current file to its records and closes it.
   [[nodiscard]] absl::Status Close(bool sync);
 
@@ -105,6 +111,10 @@ class WalWriter {
   uint64_t synced_lsn_ ABSL_GUARDED_BY(sync_mu_) = 0;
   bool sync_running_ ABSL_GUARDED_BY(sync_mu_) = false;
   absl::Status sync_status_ ABSL_GUARDED_BY(sync_mu_);
+  int waiting_ ABSL_GUARDED_BY(sync_mu_) = 0;  // callers inside SyncTo
+  std::chrono::steady_clock::duration last_sync_duration_ ABSL_GUARDED_BY(sync_mu_){};
+  static constexpr std::chrono::steady_clock::duration kMaxGather = std::chrono::milliseconds(2);
+  std::atomic<int> writers_{0};  // inside a write call that will sync
   CondVar sync_done_;
 };
 

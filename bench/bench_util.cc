@@ -1,0 +1,90 @@
+// Copyright 2026 The shoal Authors.
+
+#include "bench_util.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+
+#include "fmt/core.h"
+
+namespace shoal_bench {
+namespace {
+
+// std::filesystem reports POSIX errors in the generic/system category, whose
+// values are errno values; ErrnoToStatus appends the strerror text.
+absl::Status FromErrorCode(const std::error_code& ec, std::string_view what) {
+  return absl::ErrnoToStatus(ec.value(), std::string(what));
+}
+
+absl::Status FromErrno(std::string_view what, const std::string& path) {
+  const int err = errno;
+  return absl::ErrnoToStatus(err, fmt::format("{} {}", what, path));
+}
+
+// write() until all of `data` is written, retrying on EINTR and short writes.
+absl::Status WriteAll(int fd, const std::byte* data, size_t size,
+                      const std::string& path) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return FromErrno("write", path);
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void Die(std::string_view what, const absl::Status& status) {
+  fmt::print(stderr, "error: {}: {}\n", what, status.ToString());
+  std::fflush(stdout);
+  std::exit(1);
+}
+
+absl::Status RemoveTree(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
+  if (ec) return FromErrorCode(ec, fmt::format("remove {}", path));
+  return absl::OkStatus();
+}
+
+absl::Status MakeDirs(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  if (ec) return FromErrorCode(ec, fmt::format("mkdir {}", path));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<RawWriteResult> RawSequentialWrite(const std::string& path,
+                                                  std::span<const std::byte> data,
+                                                  size_t chunk_bytes) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return FromErrno("open", path);
+  RawWriteResult result;
+  result.bytes = data.size();
+  absl::Status status;
+  const Stopwatch write_time;
+  for (size_t off = 0; off < data.size() && status.ok(); off += chunk_bytes) {
+    status = WriteAll(fd, data.data() + off, std::min(chunk_bytes, data.size() - off), path);
+  }
+  result.write_seconds = write_time.Seconds();
+  const Stopwatch sync_time;
+  if (status.ok() && ::fdatasync(fd) != 0) status = FromErrno("fdatasync", path);
+  result.fdatasync_seconds = sync_time.Seconds();
+  if (::close(fd) != 0 && status.ok()) status = FromErrno("close", path);
+  if (::unlink(path.c_str()) != 0 && status.ok()) status = FromErrno("unlink", path);
+  if (!status.ok()) return status;
+  return result;
+}
+
+}  // namespace shoal_bench

@@ -1,0 +1,66 @@
+// Copyright 2026 The shoal Authors.
+//
+// Small helpers shared by benchmarks: fail-fast status checks, a stopwatch,
+// scratch directories and the raw-write baseline.
+
+#ifndef SHOAL_BENCH_BENCH_UTIL_H_
+#define SHOAL_BENCH_BENCH_UTIL_H_
+
+#include <chrono>
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace shoal_bench {
+
+// Prints "error: <what>: <status>" on stderr and exits with status 1.
+[[noreturn]] void Die(std::string_view what, const absl::Status& status);
+
+inline void CheckOk(const absl::Status& status, std::string_view what) {
+  if (!status.ok()) Die(what, status);
+}
+
+template <typename T>
+T ValueOrDie(absl::StatusOr<T> result, std::string_view what) {
+  if (!result.ok()) Die(what, result.status());
+  return *std::move(result);
+}
+
+class Stopwatch {
+ public:
+  Stopwatch() : start_(std::chrono::steady_clock::now()) {}
+  double Seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_)
+        .count();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+};
+
+// Removes `path` and everything under it; OK when it does not exist.
+absl::Status RemoveTree(const std::string& path);
+// Creates `path` and its missing parents; OK when it exists.
+absl::Status MakeDirs(const std::string& path);
+
+struct RawWriteResult {
+  size_t bytes = 0;
+  double write_seconds = 0;      // the write() calls only
+  double fdatasync_seconds = 0;  // the fdatasync after them, timed apart
+};
+
+// The baseline for ingestion bandwidth: creates `path` (truncating), writes
+// `data` with sequential write() calls of `chunk_bytes`, then fdatasyncs,
+// closes and removes the file.
+absl::StatusOr<RawWriteResult> RawSequentialWrite(const std::string& path,
+                                                  std::span<const std::byte> data,
+                                                  size_t chunk_bytes);
+
+}  // namespace shoal_bench
+
+#endif  // SHOAL_BENCH_BENCH_UTIL_H_

@@ -1,0 +1,324 @@
+// Copyright 2026 The shoal Authors.
+
+#include "report.h"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <string_view>
+
+#include "fmt/core.h"
+#include "json_writer.h"
+
+namespace shoal_bench {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// A ratio the product owner set a goal for (or, with target NaN, one shown
+// for information). value is NaN when a figure it needs was not measured.
+struct Goal {
+  std::string key;
+  std::string text;
+  double value;
+  double target;
+};
+
+const IngestResult* FindIngest(const Report& r, std::string_view target,
+                               std::string_view policy, size_t batch) {
+  for (const IngestResult& x : r.ingest) {
+    if (x.target == target && x.policy == policy && x.batch == batch) return &x;
+  }
+  return nullptr;
+}
+
+const RawWriteFigures* FindRaw(const Report& r, std::string_view target) {
+  for (const RawWriteFigures& x : r.raw) {
+    if (x.target == target) return &x;
+  }
+  return nullptr;
+}
+
+double Ratio(double num, double den) { return den > 0 ? num / den : kNaN; }
+
+double BatchVsRaw(const Report& r, std::string_view target) {
+  const IngestResult* batch = FindIngest(r, target, "never", 10000);
+  const RawWriteFigures* raw = FindRaw(r, target);
+  return batch && raw ? Ratio(batch->MBPerSecond(), raw->MBPerSecond()) : kNaN;
+}
+
+std::vector<Goal> Goals(const Report& r) {
+  std::vector<Goal> goals;
+  goals.push_back({"putbatch_never_10000_shm_vs_raw_write",
+                   "PutBatch(never, 10000, shm) MB/s / raw write(shm) MB/s",
+                   BatchVsRaw(r, "shm"), 0.5});
+  const IngestResult* put = FindIngest(r, "shm", "never", 0);
+  goals.push_back({"put_never_shm_vs_1m_per_s", "Put(never, shm), 1 thread, vec/s / 1,000,000",
+                   put ? put->VectorsPerSecond() / 1e6 : kNaN, 1.0});
+  const std::vector<GroupCommitRun>& runs = r.group_commit.runs;
+  const double speedup =
+      runs.size() == 2 ? Ratio(runs[1].PutsPerSecond(), runs[0].PutsPerSecond()) : kNaN;
+  goals.push_back({"group_commit_speedup",
+                   fmt::format("Group commit (always, {}): {} writers / 1 writer",
+                               r.group_commit.target.empty() ? "disk" : r.group_commit.target,
+                               r.config.writers),
+                   speedup, 5.0});
+  goals.push_back({"putbatch_never_10000_disk_vs_raw_write",
+                   "PutBatch(never, 10000, disk) MB/s / raw write(disk) MB/s",
+                   BatchVsRaw(r, "disk"), kNaN});
+  return goals;
+}
+
+// 1234567.8 -> "1,234,568"
+std::string Grouped(double v) {
+  if (!std::isfinite(v)) return "n/a";
+  std::string digits = fmt::format("{:.0f}", std::fabs(v));
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return v < 0 ? "-" + out : out;
+}
+
+std::string OrAuto(uint32_t v) { return v == 0 ? "auto" : fmt::format("{}", v); }
+
+void PrintHeader(const RunConfig& c) {
+  fmt::print("shoal comprehensive_bench\n");
+  fmt::print("  dataset {}: {} x {} ({:.2f} MB), {} clusters, {} queries, seed {}, metric {}\n",
+             c.dataset, c.num_vectors, c.dim, c.base_bytes / 1e6, c.num_clusters,
+             c.num_queries, c.seed, c.metric);
+  fmt::print("  {} hardware threads; shards {}, worker threads {}, memtable {:.0f} MiB/shard "
+             "(no flush during the bench), kInterval period {} us\n",
+             c.hardware_threads, OrAuto(c.shards), OrAuto(c.threads),
+             c.memtable_bytes / 1048576.0, c.sync_interval_us);
+  fmt::print("  shm dir '{}', disk dir '{}'\n", c.shm_dir, c.disk_dir);
+  fmt::print("  each write figure: median of >= {} runs on fresh databases (column 'runs'); "
+             "a run stops after {:.1f} s\n", c.reps, c.time_budget_s);
+  fmt::print("  MB = 10^6 bytes of vector payload (dim x 4 bytes per vector)\n\n");
+}
+
+void PrintIngest(const Report& r) {
+  if (r.ingest.empty()) return;
+  fmt::print("Ingestion (Open and Close not timed)\n");
+  fmt::print("{:<5} {:<9} {:<15} {:>9} {:>9} {:>12} {:>9} {:>8} {:>4}\n", "dir", "fsync",
+             "method", "vectors", "seconds", "vec/s", "MB/s", "close s", "runs");
+  bool any_capped = false;
+  for (const IngestResult& x : r.ingest) {
+    any_capped |= x.capped;
+    fmt::print("{:<5} {:<9} {:<15} {:>9} {:>9.4f} {:>12} {:>9.1f} {:>8.3f} {:>4}{}\n",
+               x.target, x.policy, x.Method(), x.vectors, x.seconds,
+               Grouped(x.VectorsPerSecond()), x.MBPerSecond(), x.close_seconds, x.reps,
+               x.capped ? " *" : "");
+  }
+  if (any_capped) fmt::print("  * stopped by the time budget; the rate is over what was written\n");
+  fmt::print("\n");
+}
+
+void PrintRaw(const Report& r) {
+  if (r.raw.empty()) return;
+  fmt::print("Raw sequential write() baseline (same bytes, 1 MiB writes; fdatasync timed apart)\n");
+  fmt::print("{:<5} {:>12} {:>9} {:>9} {:>12} {:>4}\n", "dir", "bytes", "seconds", "MB/s",
+             "fdatasync s", "runs");
+  for (const RawWriteFigures& x : r.raw) {
+    fmt::print("{:<5} {:>12} {:>9.4f} {:>9.1f} {:>12.4f} {:>4}\n", x.target, Grouped(x.bytes),
+               x.write_seconds, x.MBPerSecond(), x.fdatasync_seconds, x.reps);
+  }
+  fmt::print("\n");
+}
+
+void PrintGroupCommit(const Report& r) {
+  if (r.group_commit.runs.empty()) return;
+  fmt::print("Group commit (fsync always, {}, one Put per call, distinct ids)\n",
+             r.group_commit.target);
+  fmt::print("{:>7} {:>10} {:>9} {:>12} {:>14}\n", "writers", "puts", "seconds", "puts/s",
+             "us/put/writer");
+  for (const GroupCommitRun& x : r.group_commit.runs) {
+    const double us = x.puts > 0 ? 1e6 * x.seconds * x.writers / x.puts : kNaN;
+    fmt::print("{:>7} {:>10} {:>9.3f} {:>12} {:>14.1f}\n", x.writers, x.puts, x.seconds,
+               Grouped(x.PutsPerSecond()), us);
+  }
+  fmt::print("\n");
+}
+
+void PrintSearch(const Report& r) {
+  const SearchResult& s = r.search;
+  if (!s.done) return;
+  fmt::print("Exact search over memtables ({}, k={}, list_size={}; base loaded in {:.3f} s)\n",
+             s.target, s.k, s.list_size, s.load_seconds);
+  fmt::print("{:<22} {:>8} {:>9} {:>10} {:>10}\n", "call", "queries", "seconds", "QPS",
+             fmt::format("recall@{}", s.k));
+  fmt::print("{:<22} {:>8} {:>9.3f} {:>10} {:>10.4f}\n", "Search (1 thread)", s.single_queries,
+             s.single_seconds, Grouped(Ratio(s.single_queries, s.single_seconds)),
+             s.recall_single);
+  fmt::print("{:<22} {:>8} {:>9.3f} {:>10} {:>10.4f}\n", "SearchBatch", s.queries,
+             s.batch_seconds, Grouped(Ratio(s.queries, s.batch_seconds)), s.recall_batch);
+  fmt::print("  ground truth: brute force in double precision, {:.3f} s\n\n",
+             s.ground_truth_seconds);
+}
+
+void PrintGoals(const Report& r) {
+  fmt::print("Goals\n");
+  for (const Goal& g : Goals(r)) {
+    std::string verdict = "(info)";
+    if (!std::isnan(g.target)) {
+      verdict = fmt::format("goal >= {:<4} {}", g.target,
+                            std::isnan(g.value) ? "not measured"
+                            : g.value >= g.target ? "met" : "MISSED");
+    }
+    fmt::print("  {:<58} {:>7}   {}\n", g.text,
+               std::isnan(g.value) ? "n/a" : fmt::format("{:.3f}", g.value), verdict);
+  }
+}
+
+void ConfigToJson(const RunConfig& c, JsonWriter& w) {
+  w.Key("config");
+  w.BeginObject();
+  w.Field("dataset", c.dataset);
+  w.Field("num_vectors", uint64_t{c.num_vectors});
+  w.Field("dim", c.dim);
+  w.Field("num_queries", uint64_t{c.num_queries});
+  w.Field("num_clusters", c.num_clusters);
+  w.Field("base_bytes", uint64_t{c.base_bytes});
+  w.Field("metric", c.metric);
+  w.Field("seed", c.seed);
+  w.Field("worker_threads", c.threads);
+  w.Field("shard_count", c.shards);
+  w.Field("group_commit_writers", c.writers);
+  w.Field("reps", c.reps);
+  w.Field("time_budget_s", c.time_budget_s);
+  w.Field("search_budget_s", c.search_budget_s);
+  w.Field("memtable_bytes", uint64_t{c.memtable_bytes});
+  w.Field("sync_interval_us", c.sync_interval_us);
+  w.Field("shm_dir", c.shm_dir);
+  w.Field("disk_dir", c.disk_dir);
+  w.Field("hardware_threads", uint32_t{c.hardware_threads});
+  w.EndObject();
+}
+
+void IngestToJson(const Report& r, JsonWriter& w) {
+  w.Key("ingest");
+  w.BeginArray();
+  for (const IngestResult& x : r.ingest) {
+    w.BeginObject();
+    w.Field("dir", x.target);
+    w.Field("fsync", x.policy);
+    w.Field("method", x.batch == 0 ? "Put" : "PutBatch");
+    w.Field("batch", uint64_t{x.batch});
+    w.Field("vectors", uint64_t{x.vectors});
+    w.Field("bytes", uint64_t{x.bytes});
+    w.Field("seconds", x.seconds);
+    w.Field("vectors_per_s", x.VectorsPerSecond());
+    w.Field("mb_per_s", x.MBPerSecond());
+    w.Field("close_seconds", x.close_seconds);
+    w.Field("capped_by_time_budget", x.capped);
+    w.Field("reps", x.reps);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+void RawToJson(const Report& r, JsonWriter& w) {
+  w.Key("raw_write");
+  w.BeginArray();
+  for (const RawWriteFigures& x : r.raw) {
+    w.BeginObject();
+    w.Field("dir", x.target);
+    w.Field("bytes", uint64_t{x.bytes});
+    w.Field("write_seconds", x.write_seconds);
+    w.Field("mb_per_s", x.MBPerSecond());
+    w.Field("fdatasync_seconds", x.fdatasync_seconds);
+    w.Field("reps", x.reps);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+void GroupCommitToJson(const Report& r, JsonWriter& w) {
+  w.Key("group_commit");
+  w.BeginObject();
+  w.Field("dir", r.group_commit.target);
+  w.Field("fsync", "always");
+  w.Key("runs");
+  w.BeginArray();
+  for (const GroupCommitRun& x : r.group_commit.runs) {
+    w.BeginObject();
+    w.Field("writers", x.writers);
+    w.Field("puts", uint64_t{x.puts});
+    w.Field("seconds", x.seconds);
+    w.Field("puts_per_s", x.PutsPerSecond());
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
+void SearchToJson(const Report& r, JsonWriter& w) {
+  const SearchResult& s = r.search;
+  w.Key("search");
+  if (!s.done) return w.Null();
+  w.BeginObject();
+  w.Field("dir", s.target);
+  w.Field("k", s.k);
+  w.Field("list_size", s.list_size);
+  w.Field("load_seconds", s.load_seconds);
+  w.Field("ground_truth_seconds", s.ground_truth_seconds);
+  w.Field("single_queries", uint64_t{s.single_queries});
+  w.Field("single_seconds", s.single_seconds);
+  w.Field("single_qps", Ratio(s.single_queries, s.single_seconds));
+  w.Field("single_recall", s.recall_single);
+  w.Field("batch_queries", uint64_t{s.queries});
+  w.Field("batch_seconds", s.batch_seconds);
+  w.Field("batch_qps", Ratio(s.queries, s.batch_seconds));
+  w.Field("batch_recall", s.recall_batch);
+  w.EndObject();
+}
+
+void GoalsToJson(const Report& r, JsonWriter& w) {
+  w.Key("ratios");
+  w.BeginObject();
+  for (const Goal& g : Goals(r)) {
+    w.Key(g.key);
+    w.BeginObject();
+    w.Field("value", g.value);
+    w.Field("goal_min", g.target);  // null: informational
+    w.Field("description", g.text);
+    w.EndObject();
+  }
+  w.EndObject();
+}
+
+}  // namespace
+
+std::string IngestResult::Method() const {
+  return batch == 0 ? "Put" : fmt::format("PutBatch({})", batch);
+}
+
+void PrintReport(const Report& report) {
+  PrintHeader(report.config);
+  PrintIngest(report);
+  PrintRaw(report);
+  PrintGroupCommit(report);
+  PrintSearch(report);
+  PrintGoals(report);
+  fmt::print("\ntotal {:.1f} s\n", report.total_seconds);
+  std::fflush(stdout);
+}
+
+std::string ReportToJson(const Report& report) {
+  JsonWriter w;
+  w.BeginObject();
+  w.Field("bench", "comprehensive_bench");
+  w.Field("format_version", 1);
+  ConfigToJson(report.config, w);
+  IngestToJson(report, w);
+  RawToJson(report, w);
+  GroupCommitToJson(report, w);
+  SearchToJson(report, w);
+  GoalsToJson(report, w);
+  w.Field("total_seconds", report.total_seconds);
+  w.EndObject();
+  return w.str();
+}
+
+}  // namespace shoal_bench

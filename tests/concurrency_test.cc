@@ -1,0 +1,430 @@
+// Copyright 2026 The shoal Authors.
+//
+// Many threads on one DB: concurrent writers never lose or reorder a write,
+// concurrent searches always see a consistent top-k, and the final state
+// (in memory and after reopen) is exactly what the writers' program order
+// implies. Run under every FsyncPolicy, so that group commit (kAlways) and
+// the background sync (kInterval) are exercised with several writers.
+//
+// Op counts are small enough for a Debug + AddressSanitizer build on two
+// cores to finish each test in a few seconds.
+
+#include <algorithm>
+#include <atomic>
+#include <barrier>
+#include <cstdint>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gtest/gtest.h"
+#include "shoal/db.h"
+#include "shoal/options.h"
+#include "testutil/temp_dir.h"
+
+namespace shoal::test {
+namespace {
+
+using ::absl::StatusCode;
+
+constexpr uint32_t kDim = 16;
+
+std::string PolicyName(FsyncPolicy p) {
+  switch (p) {
+    case FsyncPolicy::kNever:
+      return "Never";
+    case FsyncPolicy::kAlways:
+      return "Always";
+    case FsyncPolicy::kInterval:
+      return "Interval";
+  }
+  return "Unknown";
+}
+
+class ConcurrencyTest : public ::testing::TestWithParam<FsyncPolicy> {
+ protected:
+  void SetUp() override {
+    options_ = DefaultOptions(kDim, Metric::kL2, 4);
+    options_.fsync = GetParam();
+    options_.sync_interval_us = 2000;
+    options_.worker_threads = 2;
+    ASSERT_NO_FATAL_FAILURE(Open());
+  }
+  void Open() {
+    db_.reset();
+    absl::StatusOr<std::unique_ptr<DB>> db = DB::Open(options_, dir_.path());
+    ASSERT_OK(db);
+    db_ = std::move(db).value();
+  }
+  void Reopen() {
+    ASSERT_OK(db_->Close());
+    ASSERT_NO_FATAL_FAILURE(Open());
+  }
+  // Op counts: kAlways waits for the disk on every write, so it does fewer.
+  int Scaled(int n) const {
+    return GetParam() == FsyncPolicy::kAlways ? std::max(1, n / 4) : n;
+  }
+
+  // Every id of `model` Gets its vector, every other id in [0, universe) is
+  // NotFound, and searches equal the oracle.
+  void ExpectFinalState(const VectorMap& model,
+                        const std::vector<uint64_t>& absent) {
+    EXPECT_TRUE(HoldsExactly(*db_, kDefaultCollection, Metric::kL2, model,
+                             absent));
+    for (uint64_t q = 0; q < 5; ++q) {
+      const std::vector<float> query = RandomVector(kDim, 777 + q);
+      SearchOptions so;
+      so.k = 20;
+      absl::StatusOr<std::vector<Neighbor>> got = db_->Search(query, so);
+      ASSERT_OK(got);
+      EXPECT_TRUE(MatchesOracle(*got, model, query, Metric::kL2, 20))
+          << "query " << q;
+    }
+    // A stored vector as the query finds itself first (distance 0).
+    if (!model.empty()) {
+      const auto& [id, v] = *std::next(model.begin(), model.size() / 2);
+      absl::StatusOr<std::vector<Neighbor>> got = db_->Search(v);
+      ASSERT_OK(got);
+      ASSERT_FALSE(got->empty());
+      EXPECT_EQ((*got)[0].distance, 0.0f);
+      EXPECT_TRUE(MatchesOracle(*got, model, v, Metric::kL2, 10));
+    }
+  }
+
+  TempDir dir_;
+  Options options_;
+  std::unique_ptr<DB> db_;
+};
+
+// Records the first failure seen by any thread (gtest assertions from many
+// threads would flood the log; one precise message is enough).
+class FirstFailure {
+ public:
+  void Record(const std::string& what) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!failed_.exchange(true)) message_ = what;
+  }
+  bool failed() const { return failed_.load(); }
+  std::string message() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return message_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::atomic<bool> failed_{false};
+  std::string message_;
+};
+
+TEST_P(ConcurrencyTest, ConcurrentPutsWithSearchersLoseNothing) {
+  constexpr int kWriters = 8;
+  constexpr uint64_t kRange = 10000;  // writer t owns [t*kRange, t*kRange+ids)
+  const int ids_per_writer = Scaled(400);
+  const int overwrites_per_writer = Scaled(300);
+
+  // started[t]: ids t*kRange + [0, started) may appear in a search;
+  // done[t]: ids t*kRange + [0, done) must be readable.
+  std::vector<std::atomic<uint64_t>> started(kWriters);
+  std::vector<std::atomic<uint64_t>> done(kWriters);
+  std::vector<VectorMap> models(kWriters);
+  std::atomic<int> writers_left{kWriters};
+  std::atomic<int> searches{0};
+  FirstFailure failure;
+
+  auto writer = [&](int t) {
+    std::mt19937_64 rng(t);
+    VectorMap& model = models[t];
+    const uint64_t base = t * kRange;
+    int op = 0;
+    for (int i = 0; i < ids_per_writer + overwrites_per_writer; ++i) {
+      if (failure.failed()) break;
+      const uint64_t off = i < ids_per_writer ? i : rng() % ids_per_writer;
+      const std::vector<float> v = RandomVector(kDim, (t + 1) * 1000003 + op++);
+      if (i < ids_per_writer) started[t].store(off + 1);
+      const absl::Status s = db_->Put(base + off, v);
+      if (!s.ok()) {
+        failure.Record("Put: " + s.ToString());
+        break;
+      }
+      model[base + off] = v;
+      if (i < ids_per_writer) done[t].store(off + 1);
+    }
+    writers_left.fetch_sub(1);
+  };
+
+  auto searcher = [&](int s) {
+    std::mt19937_64 rng(100 + s);
+    uint64_t seed = 50000 * (s + 1);
+    do {
+      SearchOptions so;
+      so.k = 1 + rng() % 20;
+      so.list_size = 100;
+      const std::vector<float> q = RandomVector(kDim, seed++);
+      absl::StatusOr<std::vector<Neighbor>> got = db_->Search(q, so);
+      if (!got.ok()) {
+        failure.Record("Search: " + got.status().ToString());
+        return;
+      }
+      if (::testing::AssertionResult r = IsSortedTopK(*got, so.k); !r) {
+        failure.Record(r.message());
+        return;
+      }
+      for (const Neighbor& n : *got) {
+        const uint64_t t = n.id / kRange, off = n.id % kRange;
+        if (t >= kWriters || off >= started[t].load()) {
+          failure.Record("Search returned id " + std::to_string(n.id) +
+                         " that no Put had started");
+          return;
+        }
+      }
+      // Reads of finished writes succeed.
+      const int t = rng() % kWriters;
+      const uint64_t finished = done[t].load();
+      if (finished > 0) {
+        const uint64_t id = t * kRange + rng() % finished;
+        absl::StatusOr<std::vector<float>> v = db_->Get(id);
+        if (!v.ok() || v->size() != kDim) {
+          failure.Record("Get(" + std::to_string(id) + ") after its Put: " +
+                         v.status().ToString());
+          return;
+        }
+      }
+      searches.fetch_add(1);
+    } while (writers_left.load() > 0 && !failure.failed());
+  };
+
+  std::vector<std::thread> threads;
+  for (int s = 0; s < 2; ++s) threads.emplace_back(searcher, s);
+  for (int t = 0; t < kWriters; ++t) threads.emplace_back(writer, t);
+  for (std::thread& th : threads) th.join();
+  ASSERT_FALSE(failure.failed()) << failure.message();
+  EXPECT_GE(searches.load(), 2);
+
+  VectorMap model;
+  std::vector<uint64_t> absent;
+  for (int t = 0; t < kWriters; ++t) {
+    model.insert(models[t].begin(), models[t].end());
+    absent.push_back(t * kRange + ids_per_writer);  // never written
+  }
+  ASSERT_EQ(model.size(), static_cast<size_t>(kWriters * ids_per_writer));
+  ASSERT_NO_FATAL_FAILURE(ExpectFinalState(model, absent));
+  ASSERT_NO_FATAL_FAILURE(Reopen());
+  SCOPED_TRACE("after reopen");
+  ASSERT_NO_FATAL_FAILURE(ExpectFinalState(model, absent));
+}
+
+TEST_P(ConcurrencyTest, ConcurrentBatchesAndDeletesOnOverlappingIds) {
+  // Phase 1: every thread writes and deletes random ids from one shared
+  // universe (heavy overlap, duplicates inside batches). Phase 2, after a
+  // barrier: thread t owns the ids with id % kThreads == t and writes their
+  // final state (batches spanning every shard, deletes, re-puts), while the
+  // other threads do the same for theirs. The final state is then known.
+  constexpr int kThreads = 6;
+  constexpr uint64_t kUniverse = 300;
+  const int chaos_rounds = Scaled(150);
+  const int owner_rounds = Scaled(80);
+  const bool check_each_write = GetParam() == FsyncPolicy::kAlways;
+
+  std::barrier phase(kThreads);
+  std::vector<VectorMap> finals(kThreads);
+  std::vector<std::vector<uint64_t>> deleted(kThreads);
+  std::atomic<int> writers_left{kThreads};
+  FirstFailure failure;
+
+  auto put_batch = [&](const std::vector<uint64_t>& ids,
+                       const std::vector<float>& rows) {
+    const absl::Status s = db_->PutBatch(ids, rows);
+    if (!s.ok()) failure.Record("PutBatch: " + s.ToString());
+    return s.ok();
+  };
+  auto del = [&](uint64_t id) {
+    const absl::Status s = db_->Delete(id);
+    if (!s.ok()) failure.Record("Delete: " + s.ToString());
+    return s.ok();
+  };
+
+  auto worker = [&](int t) {
+    std::mt19937_64 rng(1000 + t);
+    uint64_t seed = (t + 1) * 7000003;
+    // ---- Phase 1: chaos on shared ids ----
+    for (int r = 0; r < chaos_rounds && !failure.failed(); ++r) {
+      const size_t n = 1 + rng() % 24;
+      std::vector<uint64_t> ids;
+      for (size_t i = 0; i < n; ++i) ids.push_back(rng() % kUniverse);
+      if (!put_batch(ids, RandomVectors(n, kDim, seed++))) break;
+      for (int d = 0; d < 3; ++d) {
+        if (!del(rng() % kUniverse)) break;
+      }
+    }
+    phase.arrive_and_wait();
+    // ---- Phase 2: each thread settles its own ids ----
+    std::vector<uint64_t> mine;
+    for (uint64_t id = t; id < kUniverse; id += kThreads) mine.push_back(id);
+    std::map<uint64_t, std::vector<float>>& model = finals[t];
+    std::vector<bool> is_deleted(kUniverse, false);
+    for (int r = 0; r < owner_rounds + 1 && !failure.failed(); ++r) {
+      // The last round writes every owned id (so nothing from phase 1
+      // survives unexamined); others write a random subset, with duplicates.
+      std::vector<uint64_t> ids;
+      if (r == owner_rounds) {
+        ids = mine;
+      } else {
+        const size_t n = 1 + rng() % 16;
+        for (size_t i = 0; i < n; ++i) ids.push_back(mine[rng() % mine.size()]);
+      }
+      const std::vector<float> rows = RandomVectors(ids.size(), kDim, seed++);
+      if (!put_batch(ids, rows)) break;
+      for (size_t i = 0; i < ids.size(); ++i) {
+        model[ids[i]] = std::vector<float>(Row(rows, i, kDim).begin(),
+                                           Row(rows, i, kDim).end());
+        is_deleted[ids[i]] = false;
+      }
+      // Delete a few owned ids (some twice, some never written in phase 2).
+      const int deletes = r == owner_rounds ? static_cast<int>(mine.size() / 4)
+                                            : static_cast<int>(rng() % 4);
+      for (int d = 0; d < deletes; ++d) {
+        const uint64_t id = mine[rng() % mine.size()];
+        if (!del(id)) break;
+        model.erase(id);
+        is_deleted[id] = true;
+      }
+      if (check_each_write) {
+        // Read-your-writes: every id this thread owns reads as it left it.
+        for (uint64_t id : ids) {
+          absl::StatusOr<std::vector<float>> got = db_->Get(id);
+          const bool want_present = !is_deleted[id];
+          if (got.ok() != want_present ||
+              (want_present && *got != model[id])) {
+            failure.Record("Get(" + std::to_string(id) +
+                           ") right after its owner's write: " +
+                           got.status().ToString());
+            break;
+          }
+        }
+      }
+    }
+    for (uint64_t id : mine) {
+      if (is_deleted[id]) deleted[t].push_back(id);
+    }
+    writers_left.fetch_sub(1);
+  };
+
+  std::atomic<int> searches{0};
+  auto searcher = [&] {
+    uint64_t seed = 123456;
+    do {
+      const std::vector<float> q = RandomVector(kDim, seed++);
+      absl::StatusOr<std::vector<Neighbor>> got = db_->Search(q);
+      if (!got.ok()) {
+        failure.Record("Search: " + got.status().ToString());
+        return;
+      }
+      if (::testing::AssertionResult r = IsSortedTopK(*got, 10); !r) {
+        failure.Record(r.message());
+        return;
+      }
+      for (const Neighbor& n : *got) {
+        if (n.id >= kUniverse) {
+          failure.Record("Search returned unknown id " + std::to_string(n.id));
+          return;
+        }
+      }
+      searches.fetch_add(1);
+    } while (writers_left.load() > 0 && !failure.failed());
+  };
+
+  std::vector<std::thread> threads;
+  threads.emplace_back(searcher);
+  for (int t = 0; t < kThreads; ++t) threads.emplace_back(worker, t);
+  for (std::thread& th : threads) th.join();
+  ASSERT_FALSE(failure.failed()) << failure.message();
+  EXPECT_GE(searches.load(), 1);
+
+  VectorMap model;
+  std::vector<uint64_t> absent;
+  for (int t = 0; t < kThreads; ++t) {
+    model.insert(finals[t].begin(), finals[t].end());
+    absent.insert(absent.end(), deleted[t].begin(), deleted[t].end());
+  }
+  ASSERT_EQ(model.size() + absent.size(), kUniverse);
+  ASSERT_NO_FATAL_FAILURE(ExpectFinalState(model, absent));
+  ASSERT_NO_FATAL_FAILURE(Reopen());
+  SCOPED_TRACE("after reopen");
+  ASSERT_NO_FATAL_FAILURE(ExpectFinalState(model, absent));
+}
+
+TEST_P(ConcurrencyTest, ConcurrentWritersToSeveralCollectionsStayIsolated) {
+  // Writers on different collections at once; each collection ends with
+  // exactly its own writes.
+  constexpr int kCollections = 3;
+  constexpr int kWritersPerCollection = 2;
+  const int puts = Scaled(300);
+  for (int c = 0; c < kCollections; ++c) {
+    CollectionOptions co;
+    co.dim = kDim;
+    co.metric = Metric::kL2;
+    co.shard_count = 1 + c;
+    ASSERT_OK(db_->CreateCollection("c" + std::to_string(c), co));
+  }
+  std::vector<VectorMap> models(kCollections * kWritersPerCollection);
+  FirstFailure failure;
+  auto writer = [&](int c, int w) {
+    const std::string name = "c" + std::to_string(c);
+    VectorMap& model = models[c * kWritersPerCollection + w];
+    for (int i = 0; i < puts && !failure.failed(); ++i) {
+      // The same ids in every collection; writers of one collection split
+      // them by parity.
+      const uint64_t id = 2 * (i % 50) + w;
+      const std::vector<float> v =
+          RandomVector(kDim, (c * 10 + w + 1) * 100003 + i);
+      const absl::Status s = db_->Put(name, id, v);
+      if (!s.ok()) {
+        failure.Record("Put: " + s.ToString());
+        return;
+      }
+      model[id] = v;
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int c = 0; c < kCollections; ++c) {
+    for (int w = 0; w < kWritersPerCollection; ++w) {
+      threads.emplace_back(writer, c, w);
+    }
+  }
+  for (std::thread& th : threads) th.join();
+  ASSERT_FALSE(failure.failed()) << failure.message();
+  auto check = [&] {
+    for (int c = 0; c < kCollections; ++c) {
+      VectorMap model;
+      for (int w = 0; w < kWritersPerCollection; ++w) {
+        const VectorMap& m = models[c * kWritersPerCollection + w];
+        model.insert(m.begin(), m.end());
+      }
+      const std::string name = "c" + std::to_string(c);
+      EXPECT_TRUE(HoldsExactly(*db_, name, Metric::kL2, model)) << name;
+      const std::vector<float> q = RandomVector(kDim, 31 + c);
+      absl::StatusOr<std::vector<Neighbor>> got = db_->Search(name, q);
+      ASSERT_OK(got);
+      EXPECT_TRUE(MatchesOracle(*got, model, q, Metric::kL2, 10)) << name;
+    }
+  };
+  ASSERT_NO_FATAL_FAILURE(check());
+  ASSERT_NO_FATAL_FAILURE(Reopen());
+  SCOPED_TRACE("after reopen");
+  ASSERT_NO_FATAL_FAILURE(check());
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryFsyncPolicy, ConcurrencyTest,
+                         ::testing::Values(FsyncPolicy::kNever,
+                                           FsyncPolicy::kInterval,
+                                           FsyncPolicy::kAlways),
+                         [](const auto& info) { return PolicyName(info.param); });
+
+}  // namespace
+}  // namespace shoal::test
