@@ -24,8 +24,8 @@ constexpr size_t kParallelSearchVectors = 1 << 15;
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Collection>> Collection::Open(
-    FileSystem* fs, ThreadPool* pool, const std::string& dir, std::string name,
-    const CollectionOptions& options, const Options& db_options) {
+    FileSystem* fs, ThreadPool* pool, BackgroundWorker* prefaulter, const std::string& dir,
+    std::string name, const CollectionOptions& options, const Options& db_options) {
   std::unique_ptr<Collection> c(new Collection(pool, dir, std::move(name), options));
   c->shards_.resize(options.shard_count);
   std::vector<absl::Status> status(options.shard_count);
@@ -40,6 +40,7 @@ absl::StatusOr<std::unique_ptr<Collection>> Collection::Open(
     so.arena_block_bytes = db_options.arena_block_bytes;
     so.memtable_bytes = db_options.memtable_bytes;
     so.preallocate = db_options.preallocate;
+    so.prefaulter = prefaulter;
     absl::StatusOr<std::unique_ptr<Shard>> shard =
         Shard::Open(fs, JoinPath(dir, absl::StrCat("shard-", i)), so);
     if (shard.ok()) {

@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "shard/shard.h"
 #include "shoal/db.h"
+#include "util/background_worker.h"
 #include "util/file_system.h"
 #include "util/thread_pool.h"
 
@@ -27,8 +28,9 @@ class Collection {
   // every shard in parallel on `pool`. REQUIRES: options validated and
   // shard_count resolved.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<Collection>> Open(
-      FileSystem* fs, ThreadPool* pool, const std::string& dir, std::string name,
-      const CollectionOptions& options, const Options& db_options);
+      FileSystem* fs, ThreadPool* pool, BackgroundWorker* prefaulter,
+      const std::string& dir, std::string name, const CollectionOptions& options,
+      const Options& db_options);
 
   const std::string& name() const { return name_; }
   const CollectionOptions& options() const { return options_; }

@@ -37,6 +37,7 @@ absl::Status DBImpl::Open() {
   }
   SHOAL_ASSIGN_OR_RETURN(lock_, fs_->LockFile(JoinPath(path_, kLockFile)));
   pool_ = std::make_unique<ThreadPool>(options_.worker_threads);
+  prefaulter_ = std::make_unique<BackgroundWorker>();
 
   MutexLock lock(&mu_);
   const std::string manifest_path = JoinPath(path_, kManifestFile);
@@ -51,7 +52,7 @@ absl::Status DBImpl::Open() {
     for (size_t i = 0; i < manifest.collections.size(); ++i) {
       const CollectionMeta& meta = manifest.collections[i];
       SHOAL_ASSIGN_OR_RETURN(
-          opened[i], Collection::Open(fs_, pool_.get(), JoinPath(path_, meta.name),
+          opened[i], Collection::Open(fs_, pool_.get(), prefaulter_.get(), JoinPath(path_, meta.name),
                                       meta.name, meta.options, options_));
     }
     for (auto& c : opened) collections_.emplace(c->name(), std::move(c));
@@ -130,7 +131,7 @@ absl::Status DBImpl::CreateLocked(std::string_view name, CollectionOptions optio
   // Files left by a drop that crashed before removing them belong to no one.
   SHOAL_RETURN_IF_ERROR(fs_->RemoveDirRecursive(dir));
   SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Collection> c,
-                         Collection::Open(fs_, pool_.get(), dir, std::string(name),
+                         Collection::Open(fs_, pool_.get(), prefaulter_.get(), dir, std::string(name),
                                           options, options_));
   collections_.emplace(std::string(name), c);
   absl::Status s = WriteManifestLocked();
@@ -267,6 +268,7 @@ absl::Status DBImpl::Close() {
     }
     collections_.clear();
   }
+  prefaulter_.reset();
   pool_.reset();
   lock_.reset();
   return first;

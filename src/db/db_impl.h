@@ -19,6 +19,7 @@
 #include "db/collection.h"
 #include "db/manifest.h"
 #include "shoal/db.h"
+#include "util/background_worker.h"
 #include "util/file_system.h"
 #include "util/thread_pool.h"
 
@@ -77,6 +78,7 @@ class DBImpl final : public DB {
   const std::string path_;
   FileSystem* const fs_;
   std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<BackgroundWorker> prefaulter_;
   std::unique_ptr<FileLock> lock_;
 
   mutable Mutex mu_;

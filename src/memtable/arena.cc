@@ -10,17 +10,52 @@ namespace shoal {
 
 void Arena::FreeDeleter::operator()(float* p) const { std::free(p); }
 
-Arena::Arena(size_t row_floats, size_t block_bytes)
-    : row_floats_(row_floats),
-      rows_per_block_(std::max<size_t>(1, block_bytes / (row_floats * sizeof(float)))) {}
+Arena::Spare::~Spare() {
+  MutexLock lock(&mu);
+  std::free(block);
+}
 
-void Arena::AddBlock(bool touch) {
-  size_t bytes = rows_per_block_ * row_floats_ * sizeof(float);
-  bytes = (bytes + 63) & ~size_t{63};  // aligned_alloc wants a multiple of the alignment
+Arena::Arena(size_t row_floats, size_t block_bytes, BackgroundWorker* prefaulter)
+    : row_floats_(row_floats),
+      rows_per_block_(std::max<size_t>(1, block_bytes / (row_floats * sizeof(float)))),
+      prefaulter_(prefaulter),
+      spare_(prefaulter != nullptr ? std::make_shared<Spare>() : nullptr) {}
+
+size_t Arena::block_bytes() const {
+  // aligned_alloc wants a multiple of the alignment.
+  return (rows_per_block_ * row_floats_ * sizeof(float) + 63) & ~size_t{63};
+}
+
+float* Arena::AllocateBlock(size_t bytes, bool touch) {
   void* p = std::aligned_alloc(64, bytes);
   if (p == nullptr) throw std::bad_alloc();  // like operator new: out of memory
   if (touch) std::memset(p, 0, bytes);
-  blocks_.emplace_back(static_cast<float*>(p));
+  return static_cast<float*>(p);
+}
+
+void Arena::PrepareSpare() {
+  {
+    MutexLock lock(&spare_->mu);
+    if (spare_->pending || spare_->block != nullptr) return;
+    spare_->pending = true;
+  }
+  prefaulter_->Schedule([spare = spare_, bytes = block_bytes()] {
+    float* block = AllocateBlock(bytes, /*touch=*/true);
+    MutexLock lock(&spare->mu);
+    spare->block = block;
+    spare->pending = false;
+  });
+}
+
+void Arena::AddBlock(bool touch) {
+  float* block = nullptr;
+  if (spare_ != nullptr) {
+    MutexLock lock(&spare_->mu);
+    std::swap(block, spare_->block);
+  }
+  if (block == nullptr) block = AllocateBlock(block_bytes(), touch);
+  blocks_.emplace_back(block);
+  if (spare_ != nullptr) PrepareSpare();
 }
 
 uint32_t Arena::Append(const float* row_data) {

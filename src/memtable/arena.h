@@ -12,13 +12,17 @@
 #include <memory>
 #include <vector>
 
+#include "util/background_worker.h"
+#include "util/mutex.h"
+
 namespace shoal {
 
 class Arena {
  public:
   // Rows of `row_floats` floats in blocks of about `block_bytes` (at least
-  // one row per block).
-  Arena(size_t row_floats, size_t block_bytes);
+  // one row per block). With a `prefaulter`, the next block is allocated and
+  // touched on that thread while the current one fills.
+  Arena(size_t row_floats, size_t block_bytes, BackgroundWorker* prefaulter = nullptr);
 
   // Appends a row; returns its index.
   uint32_t Append(const float* row);
@@ -42,12 +46,25 @@ class Arena {
   struct FreeDeleter {
     void operator()(float* p) const;
   };
+  // A block made ready in the background. Shared with the task that fills
+  // it, so the arena may go away while the task runs.
+  struct Spare {
+    Mutex mu;
+    float* block ABSL_GUARDED_BY(mu) = nullptr;
+    bool pending ABSL_GUARDED_BY(mu) = false;
+    ~Spare();
+  };
   void AddBlock(bool touch);
+  static float* AllocateBlock(size_t bytes, bool touch);
+  size_t block_bytes() const;
+  void PrepareSpare();
 
   const size_t row_floats_;
   const size_t rows_per_block_;
   size_t rows_ = 0;
   std::vector<std::unique_ptr<float[], FreeDeleter>> blocks_;
+  BackgroundWorker* const prefaulter_;
+  std::shared_ptr<Spare> spare_;
 };
 
 }  // namespace shoal

@@ -9,8 +9,8 @@
 namespace shoal {
 
 MemTable::MemTable(uint32_t dim, size_t block_bytes, bool preallocate,
-                   size_t reserve_bytes)
-    : dim_(dim), arena_(dim, block_bytes) {
+                   size_t reserve_bytes, BackgroundWorker* prefaulter)
+    : dim_(dim), arena_(dim, block_bytes, prefaulter) {
   if (preallocate) {
     const size_t rows = reserve_bytes / (size_t{dim} * sizeof(float));
     arena_.Preallocate(rows);

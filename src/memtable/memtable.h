@@ -27,7 +27,8 @@ class MemTable {
  public:
   // REQUIRES: dim >= 1. With preallocate, arena blocks for `reserve_bytes`
   // of vectors are allocated and touched now.
-  MemTable(uint32_t dim, size_t block_bytes, bool preallocate, size_t reserve_bytes);
+  MemTable(uint32_t dim, size_t block_bytes, bool preallocate, size_t reserve_bytes,
+           BackgroundWorker* prefaulter = nullptr);
 
   MemTable(const MemTable&) = delete;
   MemTable& operator=(const MemTable&) = delete;

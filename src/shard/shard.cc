@@ -24,7 +24,8 @@ constexpr size_t kMaxRecordPayload = size_t{256} << 20;
 Shard::Shard(FileSystem* fs, std::string dir, const ShardOptions& options)
     : fs_(fs), dir_(std::move(dir)), options_(options) {
   memtable_ = std::make_unique<MemTable>(options.dim, options.arena_block_bytes,
-                                         options.preallocate, options.memtable_bytes);
+                                         options.preallocate, options.memtable_bytes,
+                                         options.prefaulter);
 }
 
 Shard::~Shard() { (void)Close(); }
@@ -149,7 +150,8 @@ absl::Status Shard::Recover() {
     SHOAL_RETURN_IF_ERROR(fs_->SyncDir(dir_));
     numbers.resize(damage.file + 1);
     memtable_ = std::make_unique<MemTable>(options_.dim, options_.arena_block_bytes,
-                                           options_.preallocate, options_.memtable_bytes);
+                                           options_.preallocate, options_.memtable_bytes,
+                                           options_.prefaulter);
     recovery_ = RecoveryStats{};
     recovery_.salvaged = true;
     next_sequence_ = 1;
@@ -162,6 +164,7 @@ absl::Status Shard::Recover() {
   wal_options.shard = options_.index;
   wal_options.file_bytes = options_.wal_file_bytes;
   wal_options.populate = options_.preallocate;
+  wal_options.prefaulter = options_.prefaulter;
   SHOAL_ASSIGN_OR_RETURN(wal_, wal::WalWriter::Open(fs_, dir_, wal_options,
                                                     resume_number, resume_offset));
   if (recovery_.torn_tail_dropped || recovery_.salvaged) {

@@ -25,6 +25,7 @@
 #include "util/mutex.h"
 #include "memtable/memtable.h"
 #include "shoal/options.h"
+#include "util/background_worker.h"
 #include "util/file_system.h"
 #include "util/top_k.h"
 #include "wal/wal_reader.h"
@@ -42,6 +43,8 @@ struct ShardOptions {
   size_t arena_block_bytes = 4 << 20;
   size_t memtable_bytes = 64 << 20;
   bool preallocate = false;
+  // Faults in log space and arena blocks ahead of writers; may be null.
+  BackgroundWorker* prefaulter = nullptr;
 };
 
 // What recovery found, for logs and tests.

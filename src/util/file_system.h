@@ -33,6 +33,10 @@ class MappedFile {
   virtual size_t capacity() const = 0;
   // Makes every byte stored so far durable (fdatasync).
   virtual absl::Status Sync() = 0;
+  // Faults in [offset, offset + length) for writing, so later stores there
+  // take no page fault. Best effort; safe to call from another thread, also
+  // concurrently with stores and with CloseAndTruncate (then it does nothing).
+  virtual void Populate(size_t offset, size_t length) {}
   // Unmaps and sets the file's length to `length` (<= capacity), then closes.
   // No call may follow except the destructor.
   virtual absl::Status CloseAndTruncate(size_t length) = 0;

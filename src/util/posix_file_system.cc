@@ -9,12 +9,14 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "util/file_system.h"
+#include "util/mutex.h"
 #include "util/status_macros.h"
 #include "util/string_view.h"
 
@@ -65,7 +67,18 @@ class PosixMappedFile final : public MappedFile {
     if (fdatasync(fd_) != 0) return ErrnoStatus(errno, "fdatasync", path_);
     return absl::OkStatus();
   }
+  void Populate(size_t offset, size_t length) override {
+#ifdef MADV_POPULATE_WRITE
+    MutexLock lock(&map_mu_);
+    if (base_ == nullptr || offset >= capacity_) return;
+    const size_t page = 4096;
+    const size_t begin = offset & ~(page - 1);
+    const size_t end = std::min(capacity_, offset + length);
+    (void)madvise(base_ + begin, end - begin, MADV_POPULATE_WRITE);
+#endif
+  }
   absl::Status CloseAndTruncate(size_t length) override {
+    MutexLock lock(&map_mu_);
     absl::Status status;
     if (munmap(base_, capacity_) != 0) status = ErrnoStatus(errno, "munmap", path_);
     base_ = nullptr;
@@ -80,6 +93,7 @@ class PosixMappedFile final : public MappedFile {
  private:
   std::string path_;
   int fd_;
+  Mutex map_mu_;  // keeps Populate off a mapping being unmapped
   char* base_;
   size_t capacity_;
 };

@@ -76,11 +76,29 @@ absl::Status WalWriter::OpenFile(uint64_t number, size_t resume_offset,
                                  size_t min_capacity) {
   SHOAL_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file,
                          MapFile(number, resume_offset, min_capacity));
-  MutexLock lock(&file_mu_);
-  file_ = std::move(file);
-  number_ = number;
-  offset_ = resume_offset == 0 ? kFileHeaderSize : resume_offset;
+  {
+    MutexLock lock(&file_mu_);
+    file_ = std::move(file);
+    number_ = number;
+    offset_ = resume_offset == 0 ? kFileHeaderSize : resume_offset;
+  }
+  prefaulted_ = offset_;
+  PrefaultAhead();
   return absl::OkStatus();
+}
+
+void WalWriter::PrefaultAhead() {
+  // Keep about kAhead bytes ahead of the writer faulted in, asking for
+  // kChunk at a time.
+  constexpr size_t kChunk = size_t{2} << 20, kAhead = size_t{4} << 20;
+  if (options_.prefaulter == nullptr) return;
+  while (prefaulted_ < file_->capacity() && prefaulted_ < offset_ + kAhead) {
+    const size_t begin = prefaulted_;
+    const size_t length = std::min(kChunk, file_->capacity() - begin);
+    options_.prefaulter->Schedule(
+        [file = file_, begin, length] { file->Populate(begin, length); });
+    prefaulted_ = begin + length;
+  }
 }
 
 absl::StatusOr<char*> WalWriter::BeginRecord(size_t payload_length) {
@@ -112,6 +130,8 @@ absl::StatusOr<char*> WalWriter::BeginRecord(size_t payload_length) {
       append_status_ = s;  // the log's order can no longer be promised
       return s;
     }
+    prefaulted_ = offset_;
+    PrefaultAhead();
   }
   pending_payload_ = payload_length;
   return file_->data() + offset_ + kRecordHeaderSize;
@@ -133,6 +153,7 @@ uint64_t WalWriter::FinishRecord(RecordType type, uint64_t sequence,
   // The checksum goes in last: until it matches, a reader sees a torn record.
   EncodeFixed64(h, Checksum64(h + 8, total - 8));
   offset_ += padded;
+  if (offset_ + (size_t{2} << 20) > prefaulted_) PrefaultAhead();
   return end_lsn_.fetch_add(padded, std::memory_order_acq_rel) + padded;
 }
 

@@ -24,6 +24,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "util/mutex.h"
+#include "util/background_worker.h"
 #include "util/file_system.h"
 #include "wal/wal_format.h"
 
@@ -34,6 +35,8 @@ struct WalWriterOptions {
   size_t file_bytes = 64 << 20;  // capacity of a new file
   bool populate = false;         // fault the mapping in up front
   bool sync_dir_on_create = true;  // make a new file's directory entry durable
+  // When set, log space is faulted in on this thread ahead of the writer.
+  BackgroundWorker* prefaulter = nullptr;
 };
 
 // "wal-000042.log"
@@ -88,6 +91,8 @@ class WalWriter {
                                                       size_t min_capacity);
   absl::Status OpenFile(uint64_t number, size_t resume_offset, size_t min_capacity);
   absl::Status SyncCurrentFile();
+  // Asks the prefaulter to fault in log space ahead of offset_.
+  void PrefaultAhead();
 
   FileSystem* const fs_;
   const std::string dir_;
@@ -97,6 +102,7 @@ class WalWriter {
   uint64_t number_ = 0;
   size_t offset_ = 0;          // next record starts here, in the current file
   size_t pending_payload_ = 0; // payload length of the record being built
+  size_t prefaulted_ = 0;      // faulting-in requested up to here (current file)
   absl::Status append_status_;
 
   std::atomic<uint64_t> end_lsn_{0};
@@ -104,7 +110,8 @@ class WalWriter {
 
   // Held while syncing or replacing the current file.
   Mutex file_mu_;
-  std::unique_ptr<MappedFile> file_;  // written under file_mu_ + caller's lock
+  // Written under file_mu_ + caller's lock. Shared with prefault tasks.
+  std::shared_ptr<MappedFile> file_;
 
   // Group commit.
   Mutex sync_mu_;
