@@ -13,13 +13,19 @@
 
 namespace shoal {
 
-absl::StatusOr<std::unique_ptr<DB>> DB::Open(const Options& options,
-                                             const std::string& path) {
+absl::StatusOr<std::unique_ptr<DB>> OpenWithFileSystem(const Options& options,
+                                                       const std::string& path,
+                                                       FileSystem* fs) {
   SHOAL_RETURN_IF_ERROR(ValidateOptions(options));
   if (path.empty()) return absl::InvalidArgumentError("database path is empty");
-  auto db = std::make_unique<DBImpl>(options, path, FileSystem::Default());
+  auto db = std::make_unique<DBImpl>(options, path, fs);
   SHOAL_RETURN_IF_ERROR(db->Open());
   return std::unique_ptr<DB>(std::move(db));
+}
+
+absl::StatusOr<std::unique_ptr<DB>> DB::Open(const Options& options,
+                                             const std::string& path) {
+  return OpenWithFileSystem(options, path, FileSystem::Default());
 }
 
 DBImpl::DBImpl(const Options& options, std::string path, FileSystem* fs)

@@ -42,6 +42,15 @@ class MappedFile {
   virtual absl::Status CloseAndTruncate(size_t length) = 0;
 };
 
+// A whole file mapped read-only. Immutable files (segments) are read this
+// way. Thread-safe.
+class ReadOnlyMappedFile {
+ public:
+  virtual ~ReadOnlyMappedFile() = default;
+  virtual const char* data() const = 0;
+  virtual size_t size() const = 0;
+};
+
 // A file written front to back.
 class WritableFile {
  public:
@@ -69,6 +78,9 @@ class FileSystem {
   // are faulted in up front so stores take no page faults.
   virtual absl::StatusOr<std::unique_ptr<MappedFile>> OpenMapped(
       const std::string& path, size_t capacity, bool populate) = 0;
+  // Maps all of an existing file read-only. An empty file maps to size 0.
+  virtual absl::StatusOr<std::unique_ptr<ReadOnlyMappedFile>> OpenReadOnlyMapped(
+      const std::string& path) = 0;
   // Creates (truncating) a file for sequential writing.
   virtual absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(
       const std::string& path) = 0;

@@ -98,6 +98,20 @@ class PosixMappedFile final : public MappedFile {
   size_t capacity_;
 };
 
+class PosixReadOnlyMappedFile final : public ReadOnlyMappedFile {
+ public:
+  PosixReadOnlyMappedFile(const char* base, size_t size) : base_(base), size_(size) {}
+  ~PosixReadOnlyMappedFile() override {
+    if (size_ > 0) munmap(const_cast<char*>(base_), size_);
+  }
+  const char* data() const override { return base_; }
+  size_t size() const override { return size_; }
+
+ private:
+  const char* base_;
+  size_t size_;
+};
+
 class PosixWritableFile final : public WritableFile {
  public:
   PosixWritableFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
@@ -175,6 +189,30 @@ class PosixFileSystem final : public FileSystem {
     }
     return std::make_unique<PosixMappedFile>(path, fd, static_cast<char*>(base),
                                              capacity);
+  }
+
+  absl::StatusOr<std::unique_ptr<ReadOnlyMappedFile>> OpenReadOnlyMapped(
+      const std::string& path) override {
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ErrnoStatus(errno, "open", path);
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+      absl::Status s = ErrnoStatus(errno, "fstat", path);
+      close(fd);
+      return s;
+    }
+    const size_t size = static_cast<size_t>(st.st_size);
+    void* base = nullptr;
+    if (size > 0) {
+      base = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+      if (base == MAP_FAILED) {
+        absl::Status s = ErrnoStatus(errno, "mmap", path);
+        close(fd);
+        return s;
+      }
+    }
+    close(fd);  // the mapping keeps the file
+    return std::make_unique<PosixReadOnlyMappedFile>(static_cast<const char*>(base), size);
   }
 
   absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(

@@ -1,0 +1,122 @@
+// Copyright 2026 The shoal Authors.
+//
+// Immutable on-disk Vamana graph segments (DiskANN's graph: R, L, alpha).
+//
+// A segment holds, for one shard, a set of entries, each (id, sequence) and
+// either a vector (a node of the graph) or a tombstone (the id was deleted at
+// that sequence). The engine resolves versions across sources by sequence:
+// for an id, the entry with the highest sequence in any source wins.
+//
+// The file format is in docs/format.md ("Segment"). Files are written to a
+// temporary name, fsynced, renamed, and the directory fsynced.
+//
+// Thread-safety: a Segment is immutable; any number of threads may call its
+// const methods at once.
+
+#ifndef SHOAL_SRC_SEGMENT_SEGMENT_H_
+#define SHOAL_SRC_SEGMENT_SEGMENT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "shoal/options.h"
+#include "util/file_system.h"
+#include "util/thread_pool.h"
+#include "util/top_k.h"
+
+namespace shoal {
+
+// What goes into a segment. Vectors are row-major, ids.size() * dim floats,
+// already normalized for kCosine. ids are unique across vectors and
+// tombstones (the caller keeps only the newest entry of each id).
+struct SegmentContents {
+  uint32_t dim = 0;
+  Metric metric = Metric::kL2;
+  std::span<const uint64_t> ids;         // one per vector
+  std::span<const uint64_t> sequences;   // one per vector
+  const float* vectors = nullptr;
+  std::span<const uint64_t> tombstone_ids;
+  std::span<const uint64_t> tombstone_sequences;
+};
+
+struct SegmentBuildOptions {
+  GraphOptions graph;
+  uint64_t seed = 0x5eed;  // with one thread, the same input gives the same file
+};
+
+// Where the time of a build went (for SHOAL_DEBUG_TIMING and the bench).
+struct SegmentBuildStats {
+  double medoid_seconds = 0;
+  double pass1_seconds = 0;   // alpha = 1
+  double pass2_seconds = 0;   // alpha = graph.alpha
+  double write_seconds = 0;   // encode + write + fsync + rename
+  uint64_t distance_computations = 0;
+};
+
+// Builds the graph over `contents` (on `pool`'s threads) and writes the
+// segment file at `path` atomically. 0 vectors (tombstones only) is valid.
+[[nodiscard]] absl::Status BuildSegment(FileSystem* fs, ThreadPool* pool,
+                                        const std::string& path,
+                                        const SegmentContents& contents,
+                                        const SegmentBuildOptions& options,
+                                        SegmentBuildStats* stats = nullptr);
+
+struct SegmentSearchStats {
+  uint64_t hops = 0;                   // nodes expanded
+  uint64_t distance_computations = 0;
+  uint64_t sectors_touched = 0;
+};
+
+class Segment {
+ public:
+  // Maps the file and checks its header, footer and id table (magic,
+  // version, checksums, and that dim/metric match). DataLossError naming the
+  // file when damaged or truncated; FailedPrecondition for a newer version.
+  [[nodiscard]] static absl::StatusOr<std::shared_ptr<Segment>> Open(
+      FileSystem* fs, const std::string& path, uint32_t dim, Metric metric);
+  virtual ~Segment() = default;
+
+  virtual uint64_t vector_count() const = 0;
+  virtual uint64_t tombstone_count() const = 0;
+  virtual const std::string& path() const = 0;
+
+  enum class Lookup { kAbsent, kLive, kDeleted };
+  // Finds `id`. kLive sets *vector (into the mapping, valid while the segment
+  // lives; may be null) and *sequence; kDeleted sets *sequence.
+  // DataLossError when the sector holding it fails its checksum.
+  [[nodiscard]] virtual absl::StatusOr<Lookup> Find(uint64_t id, uint64_t* sequence,
+                                                    const float** vector) const = 0;
+
+  // Beam search from the medoid with list size L = options.list_size and
+  // options.beam_width nodes expanded per step; offers up to options.k
+  // results to `top` with exact distances. Entries for which
+  // visible(id, sequence) is false are traversed but not offered.
+  // DataLossError when a sector it reads fails its checksum (each sector is
+  // verified the first time it is read).
+  [[nodiscard]] virtual absl::Status Search(
+      const float* query, const SearchOptions& options,
+      const std::function<bool(uint64_t id, uint64_t sequence)>& visible, TopK* top,
+      SegmentSearchStats* stats = nullptr) const = 0;
+
+  // Calls fn for every live entry (id, sequence, vector), in node order.
+  [[nodiscard]] virtual absl::Status ForEachVector(
+      const std::function<void(uint64_t id, uint64_t sequence, const float* vector)>& fn)
+      const = 0;
+  // Calls fn for every tombstone (id, sequence).
+  virtual void ForEachTombstone(
+      const std::function<void(uint64_t id, uint64_t sequence)>& fn) const = 0;
+
+  // Verifies every checksum in the file. DataLossError naming the first
+  // damaged place (offset).
+  [[nodiscard]] virtual absl::Status VerifyAll() const = 0;
+};
+
+}  // namespace shoal
+
+#endif  // SHOAL_SRC_SEGMENT_SEGMENT_H_
