@@ -3,12 +3,13 @@
 #include "db/collection.h"
 
 #include <algorithm>
-#include <atomic>
+#include <numeric>
 
 #include "absl/strings/str_cat.h"
-#include "util/mutex.h"
+#include "absl/container/flat_hash_map.h"
 #include "db/validate.h"
 #include "distance/distance.h"
+#include "util/debug_timing.h"
 #include "util/hash.h"
 #include "util/status_macros.h"
 
@@ -18,31 +19,42 @@ namespace {
 // Below this many floats a batch is written shard after shard on the calling
 // thread: handing work to the pool costs more than it saves.
 constexpr size_t kParallelBatchFloats = 1 << 16;
-// Below this many stored vectors a search scans the shards on one thread.
+// Below this many stored vectors a search visits the shards on one thread.
 constexpr size_t kParallelSearchVectors = 1 << 15;
+// A PutBatch of at least this many vectors is written as a bulk load
+// (segments built directly, no log, no memtable).
+constexpr size_t kBulkPutBatchVectors = 1 << 20;
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Collection>> Collection::Open(
-    FileSystem* fs, ThreadPool* pool, BackgroundWorker* prefaulter, const std::string& dir,
-    std::string name, const CollectionOptions& options, const Options& db_options) {
-  std::unique_ptr<Collection> c(new Collection(pool, dir, std::move(name), options));
+    const Context& context, const std::string& dir, std::string name,
+    const CollectionOptions& options, const std::vector<ShardMeta>& shards) {
+  std::unique_ptr<Collection> c(
+      new Collection(context.pool, dir, std::move(name), options, context.manifest));
   c->shards_.resize(options.shard_count);
   std::vector<absl::Status> status(options.shard_count);
-  pool->ParallelFor(options.shard_count, [&](size_t i) {
+  context.pool->ParallelFor(options.shard_count, [&](size_t i) {
+    const Options& db = context.db_options;
     ShardOptions so;
+    so.collection = c->name_;
     so.index = static_cast<uint32_t>(i);
     so.dim = options.dim;
     so.metric = options.metric;
-    so.fsync = db_options.fsync;
-    so.salvage_corrupt_wal = db_options.salvage_corrupt_wal;
-    so.wal_file_bytes = db_options.wal_file_bytes;
-    so.arena_block_bytes = db_options.arena_block_bytes;
-    so.memtable_bytes = db_options.memtable_bytes;
-    so.preallocate = db_options.preallocate;
-    so.prefaulter = prefaulter;
+    so.graph = options.graph;
+    so.fsync = db.fsync;
+    so.salvage_corrupt_wal = db.salvage_corrupt_wal;
+    so.wal_file_bytes = db.wal_file_bytes;
+    so.arena_block_bytes = db.arena_block_bytes;
+    so.memtable_bytes = db.memtable_bytes;
+    so.preallocate = db.preallocate;
+    so.prefaulter = context.prefaulter;
+    so.flusher = context.flusher;
+    so.pool = context.pool;
+    so.manifest = context.manifest;
+    if (i < shards.size()) so.meta = shards[i];
     absl::StatusOr<std::unique_ptr<Shard>> shard =
-        Shard::Open(fs, JoinPath(dir, absl::StrCat("shard-", i)), so);
+        Shard::Open(context.fs, JoinPath(dir, absl::StrCat("shard-", i)), so);
     if (shard.ok()) {
       c->shards_[i] = std::move(shard).value();
     } else {
@@ -54,6 +66,7 @@ absl::StatusOr<std::unique_ptr<Collection>> Collection::Open(
 }
 
 absl::Status Collection::Put(uint64_t id, std::span<const float> vector) {
+  const int64_t start = timing::kEnabled ? timing::NowMicros() : 0;
   SHOAL_RETURN_IF_ERROR(ValidateVectors(vector, 1, options_.dim, "vector"));
   const float* row = vector.data();
   std::vector<float> normalized;
@@ -65,65 +78,149 @@ absl::Status Collection::Put(uint64_t id, std::span<const float> vector) {
     row = normalized.data();
   }
   Shard& shard = *shards_[ShardOf(id, options_.shard_count)];
-  return shard.Put(std::span<const uint64_t>(&id, 1), std::span<const float* const>(&row, 1));
+  return shard.Put(std::span<const uint64_t>(&id, 1), std::span<const float* const>(&row, 1),
+                   timing::kEnabled ? timing::NowMicros() - start : 0);
 }
 
-absl::Status Collection::PutBatch(std::span<const uint64_t> ids,
-                                  std::span<const float> vectors) {
-  if (ids.empty()) return absl::InvalidArgumentError("PutBatch of an empty batch");
+absl::Status Collection::Partition(std::span<const uint64_t> ids,
+                                   std::span<const float> vectors, bool dedupe,
+                                   std::vector<float>* normalized,
+                                   std::vector<uint64_t>* part_ids,
+                                   std::vector<const float*>* part_rows,
+                                   std::vector<size_t>* start) const {
+  if (ids.empty()) return absl::InvalidArgumentError("an empty batch");
   SHOAL_RETURN_IF_ERROR(ValidateVectors(vectors, ids.size(), options_.dim, "vectors"));
   const size_t n = ids.size();
   const size_t dim = options_.dim;
-  std::vector<float> normalized;
   const float* base = vectors.data();
   if (options_.metric == Metric::kCosine) {
-    normalized.assign(vectors.begin(), vectors.end());
+    normalized->assign(vectors.begin(), vectors.end());
     for (size_t i = 0; i < n; ++i) {
-      if (!NormalizeInPlace(normalized.data() + i * dim, options_.dim)) {
+      if (!NormalizeInPlace(normalized->data() + i * dim, options_.dim)) {
         return absl::InvalidArgumentError(absl::StrCat(
             "vectors row ", i, " is a zero vector, which has no direction under kCosine"));
       }
     }
-    base = normalized.data();
+    base = normalized->data();
   }
-
-  // Split the batch by shard, keeping the batch order within each shard so
-  // that the last copy of a repeated id wins.
-  const uint32_t shard_count = options_.shard_count;
-  std::vector<uint32_t> shard_of(n);
-  std::vector<size_t> start(shard_count + 1, 0);
-  for (size_t i = 0; i < n; ++i) {
-    shard_of[i] = ShardOf(ids[i], shard_count);
-    ++start[shard_of[i] + 1];
-  }
-  for (uint32_t s = 0; s < shard_count; ++s) start[s + 1] += start[s];
-  std::vector<uint64_t> part_ids(n);
-  std::vector<const float*> part_rows(n);
-  {
-    std::vector<size_t> fill(start.begin(), start.end() - 1);
+  // With dedupe, only the last row of each id takes part.
+  std::vector<bool> keep;
+  if (dedupe) {
+    keep.assign(n, true);
+    absl::flat_hash_map<uint64_t, size_t> last;
+    last.reserve(n);
     for (size_t i = 0; i < n; ++i) {
-      const size_t at = fill[shard_of[i]]++;
-      part_ids[at] = ids[i];
-      part_rows[at] = base + i * dim;
+      auto [it, inserted] = last.try_emplace(ids[i], i);
+      if (!inserted) {
+        keep[it->second] = false;
+        it->second = i;
+      }
     }
   }
+  // Counting sort by shard, keeping the batch order within each shard so that
+  // the last copy of a repeated id wins.
+  const uint32_t shard_count = options_.shard_count;
+  std::vector<uint32_t> shard_of(n);
+  start->assign(shard_count + 1, 0);
+  for (size_t i = 0; i < n; ++i) {
+    shard_of[i] = ShardOf(ids[i], shard_count);
+    if (!dedupe || keep[i]) ++(*start)[shard_of[i] + 1];
+  }
+  for (uint32_t s = 0; s < shard_count; ++s) (*start)[s + 1] += (*start)[s];
+  part_ids->resize(start->back());
+  part_rows->resize(start->back());
+  std::vector<size_t> fill(start->begin(), start->end() - 1);
+  for (size_t i = 0; i < n; ++i) {
+    if (dedupe && !keep[i]) continue;
+    const size_t at = fill[shard_of[i]]++;
+    (*part_ids)[at] = ids[i];
+    (*part_rows)[at] = base + i * dim;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Collection::PutBatch(std::span<const uint64_t> ids,
+                                  std::span<const float> vectors) {
+  if (ids.size() >= kBulkPutBatchVectors) return BulkLoad(ids, vectors);
+  const int64_t started = timing::kEnabled ? timing::NowMicros() : 0;
+  std::vector<float> normalized;
+  std::vector<uint64_t> part_ids;
+  std::vector<const float*> part_rows;
+  std::vector<size_t> start;
+  absl::Status valid =
+      Partition(ids, vectors, /*dedupe=*/false, &normalized, &part_ids, &part_rows, &start);
+  if (!valid.ok()) {
+    return absl::Status(valid.code(), absl::StrCat("PutBatch: ", valid.message()));
+  }
   std::vector<uint32_t> busy;  // shards with a part
-  for (uint32_t s = 0; s < shard_count; ++s) {
+  for (uint32_t s = 0; s < options_.shard_count; ++s) {
     if (start[s + 1] > start[s]) busy.push_back(s);
   }
   std::vector<absl::Status> status(busy.size());
+  const int64_t route_us = timing::kEnabled ? timing::NowMicros() - started : 0;
   auto write_part = [&](size_t j) {
     const uint32_t s = busy[j];
     const size_t first = start[s], count = start[s + 1] - start[s];
     status[j] = shards_[s]->Put(std::span<const uint64_t>(part_ids.data() + first, count),
-                                std::span<const float* const>(part_rows.data() + first, count));
+                                std::span<const float* const>(part_rows.data() + first, count),
+                                route_us);
   };
-  if (busy.size() > 1 && n * dim >= kParallelBatchFloats) {
+  if (busy.size() > 1 && ids.size() * options_.dim >= kParallelBatchFloats) {
     pool_->ParallelFor(busy.size(), write_part);
   } else {
     for (size_t j = 0; j < busy.size(); ++j) write_part(j);
   }
   for (const absl::Status& s : status) SHOAL_RETURN_IF_ERROR(s);
+  return absl::OkStatus();
+}
+
+absl::Status Collection::BulkLoad(std::span<const uint64_t> ids,
+                                  std::span<const float> vectors) {
+  if (ids.empty()) return absl::OkStatus();  // nothing to load
+  std::vector<float> normalized;
+  std::vector<uint64_t> part_ids;
+  std::vector<const float*> part_rows;
+  std::vector<size_t> start;
+  absl::Status valid =
+      Partition(ids, vectors, /*dedupe=*/true, &normalized, &part_ids, &part_rows, &start);
+  if (!valid.ok()) {
+    return absl::Status(valid.code(), absl::StrCat("BulkLoad: ", valid.message()));
+  }
+  const size_t dim = options_.dim;
+  std::vector<Shard::BulkPart> parts;
+  std::vector<uint32_t> part_shard;
+  absl::Status status;
+  // Shard by shard; each graph build uses every core.
+  for (uint32_t s = 0; s < options_.shard_count && status.ok(); ++s) {
+    const size_t first = start[s], count = start[s + 1] - start[s];
+    if (count == 0) continue;
+    absl::StatusOr<Shard::BulkPart> part = shards_[s]->PrepareBulk();
+    if (!part.ok()) {
+      status = part.status();
+      break;
+    }
+    std::vector<float> rows(count * dim);
+    for (size_t i = 0; i < count; ++i) {
+      std::copy_n(part_rows[first + i], dim, rows.data() + i * dim);
+    }
+    status = shards_[s]->BuildBulk(
+        &*part, std::span<const uint64_t>(part_ids.data() + first, count), rows.data());
+    parts.push_back(std::move(part).value());
+    part_shard.push_back(s);
+  }
+  std::vector<ShardEdit> edits;
+  for (size_t j = 0; j < parts.size() && status.ok(); ++j) {
+    ShardEdit edit;
+    edit.shard = part_shard[j];
+    edit.add.push_back(parts[j].meta);
+    edits.push_back(std::move(edit));
+  }
+  if (status.ok()) status = manifest_->Apply(name_, edits);
+  if (!status.ok()) {
+    for (size_t j = 0; j < parts.size(); ++j) shards_[part_shard[j]]->DiscardBulk(parts[j]);
+    return status;
+  }
+  for (size_t j = 0; j < parts.size(); ++j) shards_[part_shard[j]]->InstallBulk(parts[j]);
   return absl::OkStatus();
 }
 
@@ -147,9 +244,10 @@ absl::Status Collection::PrepareQuery(std::span<const float> query,
   return absl::OkStatus();
 }
 
-std::vector<Neighbor> Collection::SearchShards(const float* query, uint32_t k) const {
-  TopK top(k);
-  for (const auto& shard : shards_) shard->Search(query, &top);
+absl::StatusOr<std::vector<Neighbor>> Collection::SearchShards(
+    const float* query, const SearchOptions& options) const {
+  TopK top(options.k);
+  for (const auto& shard : shards_) SHOAL_RETURN_IF_ERROR(shard->Search(query, options, &top));
   return top.Take();
 }
 
@@ -159,14 +257,16 @@ absl::StatusOr<std::vector<Neighbor>> Collection::Search(std::span<const float> 
   std::vector<float> q;
   SHOAL_RETURN_IF_ERROR(PrepareQuery(query, &q));
   if (shards_.size() == 1 || live_count() < kParallelSearchVectors) {
-    return SearchShards(q.data(), options.k);
+    return SearchShards(q.data(), options);
   }
   std::vector<std::vector<Neighbor>> parts(shards_.size());
+  std::vector<absl::Status> status(shards_.size());
   pool_->ParallelFor(shards_.size(), [&](size_t i) {
     TopK top(options.k);
-    shards_[i]->Search(q.data(), &top);
+    status[i] = shards_[i]->Search(q.data(), options, &top);
     parts[i] = top.Take();
   });
+  for (const absl::Status& s : status) SHOAL_RETURN_IF_ERROR(s);
   TopK merged(options.k);
   for (const auto& part : parts) {
     for (const Neighbor& n : part) merged.Push(n.id, n.distance);
@@ -193,7 +293,13 @@ absl::StatusOr<std::vector<std::vector<Neighbor>>> Collection::SearchBatch(
     std::vector<float> q;
     for (size_t i = t * per_task; i < std::min(n, (t + 1) * per_task); ++i) {
       status[i] = PrepareQuery(queries.subspan(i * dim, dim), &q);
-      if (status[i].ok()) results[i] = SearchShards(q.data(), options.k);
+      if (!status[i].ok()) continue;
+      absl::StatusOr<std::vector<Neighbor>> r = SearchShards(q.data(), options);
+      if (r.ok()) {
+        results[i] = std::move(r).value();
+      } else {
+        status[i] = r.status();
+      }
     }
   });
   for (size_t i = 0; i < n; ++i) {
@@ -203,6 +309,16 @@ absl::StatusOr<std::vector<std::vector<Neighbor>>> Collection::SearchBatch(
     }
   }
   return results;
+}
+
+absl::Status Collection::Flush() {
+  for (auto& shard : shards_) SHOAL_RETURN_IF_ERROR(shard->Flush());
+  return absl::OkStatus();
+}
+
+absl::Status Collection::Compact() {
+  for (auto& shard : shards_) SHOAL_RETURN_IF_ERROR(shard->Compact());
+  return absl::OkStatus();
 }
 
 absl::Status Collection::SyncWal() {

@@ -14,6 +14,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "db/manifest.h"
+#include "db/manifest_editor.h"
 #include "shard/shard.h"
 #include "shoal/db.h"
 #include "util/background_worker.h"
@@ -24,13 +26,22 @@ namespace shoal {
 
 class Collection {
  public:
+  // What a collection uses of its DB. Pointers are not owned and outlive it.
+  struct Context {
+    FileSystem* fs = nullptr;
+    ThreadPool* pool = nullptr;
+    BackgroundWorker* prefaulter = nullptr;
+    BackgroundWorker* flusher = nullptr;
+    ManifestEditor* manifest = nullptr;
+    Options db_options;
+  };
+
   // Opens (creating when absent) the collection stored in `dir`, recovering
-  // every shard in parallel on `pool`. REQUIRES: options validated and
-  // shard_count resolved.
+  // every shard in parallel. `shards` is its manifest entry per shard (empty
+  // for a new collection). REQUIRES: options validated, shard_count resolved.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<Collection>> Open(
-      FileSystem* fs, ThreadPool* pool, BackgroundWorker* prefaulter,
-      const std::string& dir, std::string name, const CollectionOptions& options,
-      const Options& db_options);
+      const Context& context, const std::string& dir, std::string name,
+      const CollectionOptions& options, const std::vector<ShardMeta>& shards);
 
   const std::string& name() const { return name_; }
   const CollectionOptions& options() const { return options_; }
@@ -46,6 +57,15 @@ class Collection {
   [[nodiscard]] absl::StatusOr<std::vector<std::vector<Neighbor>>> SearchBatch(
       std::span<const float> queries, const SearchOptions& options) const;
 
+  // Builds segments straight from the vectors, one per shard, published in
+  // one manifest edit: all of the load becomes visible, or none of it.
+  [[nodiscard]] absl::Status BulkLoad(std::span<const uint64_t> ids,
+                                      std::span<const float> vectors);
+  // Every shard's memtables into segments; returns when durable.
+  [[nodiscard]] absl::Status Flush();
+  // Every shard's segments merged into one.
+  [[nodiscard]] absl::Status Compact();
+
   // Makes every shard's log durable.
   [[nodiscard]] absl::Status SyncWal();
   // Closes every shard; later writes return FailedPrecondition.
@@ -55,18 +75,29 @@ class Collection {
 
  private:
   Collection(ThreadPool* pool, std::string dir, std::string name,
-             const CollectionOptions& options)
-      : pool_(pool), dir_(std::move(dir)), name_(std::move(name)), options_(options) {}
+             const CollectionOptions& options, ManifestEditor* manifest)
+      : pool_(pool), dir_(std::move(dir)), name_(std::move(name)), options_(options),
+        manifest_(manifest) {}
 
   // The query as searched: validated, and normalized for kCosine.
   absl::Status PrepareQuery(std::span<const float> query, std::vector<float>* out) const;
-  // Exact top-k over every shard, on this thread.
-  std::vector<Neighbor> SearchShards(const float* query, uint32_t k) const;
+  // Top-k over every shard, on this thread.
+  absl::StatusOr<std::vector<Neighbor>> SearchShards(const float* query,
+                                                     const SearchOptions& options) const;
+  // The batch with the last copy of each id, normalized for kCosine, split by
+  // shard. On return part_ids/part_rows hold shard s's rows in
+  // [start[s], start[s+1]).
+  absl::Status Partition(std::span<const uint64_t> ids, std::span<const float> vectors,
+                         bool dedupe, std::vector<float>* normalized,
+                         std::vector<uint64_t>* part_ids,
+                         std::vector<const float*>* part_rows,
+                         std::vector<size_t>* start) const;
 
   ThreadPool* const pool_;
   const std::string dir_;
   const std::string name_;
   const CollectionOptions options_;
+  ManifestEditor* const manifest_;
   std::vector<std::unique_ptr<Shard>> shards_;
 };
 

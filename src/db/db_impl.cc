@@ -44,6 +44,7 @@ absl::Status DBImpl::Open() {
   SHOAL_ASSIGN_OR_RETURN(lock_, fs_->LockFile(JoinPath(path_, kLockFile)));
   pool_ = std::make_unique<ThreadPool>(options_.worker_threads);
   prefaulter_ = std::make_unique<BackgroundWorker>();
+  flusher_ = std::make_unique<BackgroundWorker>();
 
   MutexLock lock(&mu_);
   const std::string manifest_path = JoinPath(path_, kManifestFile);
@@ -54,12 +55,16 @@ absl::Status DBImpl::Open() {
     }
     SHOAL_ASSIGN_OR_RETURN(std::string bytes, fs_->ReadFile(manifest_path));
     SHOAL_ASSIGN_OR_RETURN(Manifest manifest, DecodeManifest(bytes, manifest_path));
+    {
+      MutexLock manifest_lock(&manifest_mu_);
+      manifest_ = manifest;
+    }
     std::vector<std::shared_ptr<Collection>> opened(manifest.collections.size());
     for (size_t i = 0; i < manifest.collections.size(); ++i) {
       const CollectionMeta& meta = manifest.collections[i];
-      SHOAL_ASSIGN_OR_RETURN(
-          opened[i], Collection::Open(fs_, pool_.get(), prefaulter_.get(), JoinPath(path_, meta.name),
-                                      meta.name, meta.options, options_));
+      SHOAL_ASSIGN_OR_RETURN(opened[i],
+                             Collection::Open(MakeContext(), JoinPath(path_, meta.name),
+                                              meta.name, meta.options, meta.shards));
     }
     for (auto& c : opened) collections_.emplace(c->name(), std::move(c));
   } else {
@@ -71,6 +76,7 @@ absl::Status DBImpl::Open() {
             AsAbsl(kManifestFile), "; found '", name, "')"));
       }
     }
+    MutexLock manifest_lock(&manifest_mu_);
     SHOAL_RETURN_IF_ERROR(WriteManifestLocked());
   }
   SHOAL_RETURN_IF_ERROR(OpenDefaultCollection());
@@ -100,9 +106,48 @@ absl::Status DBImpl::OpenDefaultCollection() {
 }
 
 absl::Status DBImpl::WriteManifestLocked() {
-  Manifest manifest;
-  for (const auto& [name, c] : collections_) manifest.collections.push_back({name, c->options()});
-  return WriteFileAtomic(fs_, JoinPath(path_, kManifestFile), EncodeManifest(manifest));
+  return WriteFileAtomic(fs_, JoinPath(path_, kManifestFile), EncodeManifest(manifest_));
+}
+
+Collection::Context DBImpl::MakeContext() {
+  Collection::Context context;
+  context.fs = fs_;
+  context.pool = pool_.get();
+  context.prefaulter = prefaulter_.get();
+  context.flusher = flusher_.get();
+  context.manifest = this;
+  context.db_options = options_;
+  return context;
+}
+
+uint64_t DBImpl::NewFileNumber() {
+  MutexLock lock(&manifest_mu_);
+  return manifest_.next_file_number++;
+}
+
+absl::Status DBImpl::Apply(const std::string& collection, std::span<const ShardEdit> edits) {
+  MutexLock lock(&manifest_mu_);
+  auto it = std::find_if(manifest_.collections.begin(), manifest_.collections.end(),
+                         [&](const CollectionMeta& c) { return c.name == collection; });
+  if (it == manifest_.collections.end()) {
+    return absl::NotFoundError(absl::StrCat("collection '", collection, "' was dropped"));
+  }
+  const Manifest before = manifest_;
+  for (const ShardEdit& edit : edits) {
+    ShardMeta& shard = it->shards.at(edit.shard);
+    std::erase_if(shard.segments, [&](const SegmentMeta& m) {
+      return std::find(edit.remove.begin(), edit.remove.end(), m.number) != edit.remove.end();
+    });
+    shard.segments.insert(shard.segments.end(), edit.add.begin(), edit.add.end());
+    std::sort(shard.segments.begin(), shard.segments.end(),
+              [](const SegmentMeta& a, const SegmentMeta& b) {
+                return a.max_sequence < b.max_sequence;
+              });
+    shard.flushed_sequence = std::max(shard.flushed_sequence, edit.flushed_sequence);
+  }
+  absl::Status s = WriteManifestLocked();
+  if (!s.ok()) manifest_ = before;  // not durable: not in effect
+  return s;
 }
 
 absl::StatusOr<std::shared_ptr<Collection>> DBImpl::Find(std::string_view name) const {
@@ -137,16 +182,23 @@ absl::Status DBImpl::CreateLocked(std::string_view name, CollectionOptions optio
   // Files left by a drop that crashed before removing them belong to no one.
   SHOAL_RETURN_IF_ERROR(fs_->RemoveDirRecursive(dir));
   SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Collection> c,
-                         Collection::Open(fs_, pool_.get(), prefaulter_.get(), dir, std::string(name),
-                                          options, options_));
-  collections_.emplace(std::string(name), c);
-  absl::Status s = WriteManifestLocked();
+                         Collection::Open(MakeContext(), dir, std::string(name), options, {}));
+  absl::Status s;
+  {
+    MutexLock manifest_lock(&manifest_mu_);
+    CollectionMeta meta{std::string(name), options, {}};
+    meta.shards.resize(options.shard_count);
+    manifest_.collections.push_back(std::move(meta));
+    s = WriteManifestLocked();
+    if (!s.ok()) manifest_.collections.pop_back();
+  }
   if (!s.ok()) {
-    collections_.erase(collections_.find(name));
     (void)c->Close();
     (void)fs_->RemoveDirRecursive(dir);
+    return s;
   }
-  return s;
+  collections_.emplace(std::string(name), std::move(c));
+  return absl::OkStatus();
 }
 
 absl::Status DBImpl::DropCollection(std::string_view name) {
@@ -157,12 +209,18 @@ absl::Status DBImpl::DropCollection(std::string_view name) {
     return absl::NotFoundError(absl::StrCat("collection '", AsAbsl(name), "' does not exist"));
   }
   std::shared_ptr<Collection> c = it->second;
-  collections_.erase(it);
-  absl::Status s = WriteManifestLocked();
-  if (!s.ok()) {
-    collections_.emplace(c->name(), c);
-    return s;
+  {
+    MutexLock manifest_lock(&manifest_mu_);
+    const Manifest before = manifest_;
+    std::erase_if(manifest_.collections,
+                  [&](const CollectionMeta& m) { return m.name == c->name(); });
+    absl::Status s = WriteManifestLocked();
+    if (!s.ok()) {
+      manifest_ = before;
+      return s;
+    }
   }
+  collections_.erase(it);
   // The manifest no longer names it: from here a crash leaves only garbage
   // files, which the next CreateCollection of this name removes.
   (void)c->Close();
@@ -221,17 +279,26 @@ absl::StatusOr<std::vector<std::vector<Neighbor>>> DBImpl::SearchBatch(
 absl::Status DBImpl::BulkLoad(std::string_view collection, std::span<const uint64_t> ids,
                               std::span<const float> vectors) {
   SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
-  return absl::UnimplementedError("BulkLoad needs on-disk segments, which this version lacks");
+  return c->BulkLoad(ids, vectors);
+}
+
+std::vector<std::shared_ptr<Collection>> DBImpl::AllCollections() const {
+  ReaderMutexLock lock(&mu_);
+  std::vector<std::shared_ptr<Collection>> all;
+  for (const auto& [name, c] : collections_) all.push_back(c);
+  return all;
 }
 
 absl::Status DBImpl::Flush() {
   if (closed_.load()) return absl::FailedPreconditionError("database is closed");
-  return absl::UnimplementedError("Flush needs on-disk segments, which this version lacks");
+  for (auto& c : AllCollections()) SHOAL_RETURN_IF_ERROR(c->Flush());
+  return absl::OkStatus();
 }
 
 absl::Status DBImpl::Compact() {
   if (closed_.load()) return absl::FailedPreconditionError("database is closed");
-  return absl::UnimplementedError("Compact needs on-disk segments, which this version lacks");
+  for (auto& c : AllCollections()) SHOAL_RETURN_IF_ERROR(c->Compact());
+  return absl::OkStatus();
 }
 
 void DBImpl::IntervalSyncLoop() {
@@ -245,11 +312,7 @@ void DBImpl::IntervalSyncLoop() {
       }
       if (stop_sync_thread_) return;
     }
-    std::vector<std::shared_ptr<Collection>> all;
-    {
-      ReaderMutexLock lock(&mu_);
-      for (const auto& [name, c] : collections_) all.push_back(c);
-    }
+    std::vector<std::shared_ptr<Collection>> all = AllCollections();
     // A failed sync is sticky in the log: the next write reports it.
     for (auto& c : all) (void)c->SyncWal();
   }
@@ -274,6 +337,7 @@ absl::Status DBImpl::Close() {
     }
     collections_.clear();
   }
+  flusher_.reset();
   prefaulter_.reset();
   pool_.reset();
   lock_.reset();

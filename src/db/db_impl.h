@@ -18,6 +18,7 @@
 #include "util/mutex.h"
 #include "db/collection.h"
 #include "db/manifest.h"
+#include "db/manifest_editor.h"
 #include "shoal/db.h"
 #include "util/background_worker.h"
 #include "util/file_system.h"
@@ -30,7 +31,7 @@ namespace shoal {
 [[nodiscard]] absl::StatusOr<std::unique_ptr<DB>> OpenWithFileSystem(
     const Options& options, const std::string& path, FileSystem* fs);
 
-class DBImpl final : public DB {
+class DBImpl final : public DB, private ManifestEditor {
  public:
   DBImpl(const Options& options, std::string path, FileSystem* fs);
   ~DBImpl() override;
@@ -75,15 +76,26 @@ class DBImpl final : public DB {
   absl::StatusOr<std::shared_ptr<Collection>> Find(std::string_view name) const;
   absl::Status CreateLocked(std::string_view name, CollectionOptions options)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status WriteManifestLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Writes manifest_ to MANIFEST atomically.
+  absl::Status WriteManifestLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(manifest_mu_);
+  Collection::Context MakeContext();
+  // ManifestEditor:
+  uint64_t NewFileNumber() override;
+  absl::Status Apply(const std::string& collection, std::span<const ShardEdit> edits) override;
   absl::Status OpenDefaultCollection() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void IntervalSyncLoop();
+  std::vector<std::shared_ptr<Collection>> AllCollections() const;
 
   const Options options_;
   const std::string path_;
   FileSystem* const fs_;
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<BackgroundWorker> prefaulter_;
+  std::unique_ptr<BackgroundWorker> flusher_;
+
+  // The manifest as last written. Lock order: mu_ before manifest_mu_.
+  Mutex manifest_mu_;
+  Manifest manifest_ ABSL_GUARDED_BY(manifest_mu_);
   std::unique_ptr<FileLock> lock_;
 
   mutable Mutex mu_;

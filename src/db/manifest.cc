@@ -1,10 +1,14 @@
 // Copyright 2026 The shoal Authors.
 //
-// MANIFEST bytes (little-endian):
-//   magic "SHOALMAN" | version u32 = 1 | collection count u32
+// MANIFEST bytes (little-endian), version 2:
+//   magic "SHOALMAN" | version u32 = 2 | next_file_number u64 | collection count u32
 //   per collection: name length u32 | name | dim u32 | metric u8 |
 //                   shard_count u32 | max_degree u32 | build_list_size u32 | alpha f32
+//     per shard (shard_count times): flushed_sequence u64 | segment count u32
+//       per segment: number u64 | min_sequence u64 | max_sequence u64 |
+//                    vectors u64 | tombstones u64
 //   checksum u64 = xxh3_64 of every byte before it
+// Version 1 is version 2 without next_file_number and without the shards.
 
 #include "db/manifest.h"
 
@@ -21,13 +25,14 @@ namespace shoal {
 namespace {
 
 constexpr std::string_view kMagic = "SHOALMAN";
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
 
 }  // namespace
 
 std::string EncodeManifest(const Manifest& manifest) {
   std::string out(kMagic);
   PutFixed32(&out, kVersion);
+  PutFixed64(&out, manifest.next_file_number);
   PutFixed32(&out, static_cast<uint32_t>(manifest.collections.size()));
   for (const CollectionMeta& c : manifest.collections) {
     PutFixed32(&out, static_cast<uint32_t>(c.name.size()));
@@ -38,6 +43,19 @@ std::string EncodeManifest(const Manifest& manifest) {
     PutFixed32(&out, c.options.graph.max_degree);
     PutFixed32(&out, c.options.graph.build_list_size);
     PutFixed32(&out, std::bit_cast<uint32_t>(c.options.graph.alpha));
+    for (uint32_t i = 0; i < c.options.shard_count; ++i) {
+      static const ShardMeta kEmpty;
+      const ShardMeta& shard = i < c.shards.size() ? c.shards[i] : kEmpty;
+      PutFixed64(&out, shard.flushed_sequence);
+      PutFixed32(&out, static_cast<uint32_t>(shard.segments.size()));
+      for (const SegmentMeta& seg : shard.segments) {
+        PutFixed64(&out, seg.number);
+        PutFixed64(&out, seg.min_sequence);
+        PutFixed64(&out, seg.max_sequence);
+        PutFixed64(&out, seg.vectors);
+        PutFixed64(&out, seg.tombstones);
+      }
+    }
   }
   PutFixed64(&out, Checksum64(out.data(), out.size()));
   return out;
@@ -56,11 +74,12 @@ absl::StatusOr<Manifest> DecodeManifest(std::string_view bytes, const std::strin
   }
   Decoder in(bytes.substr(kMagic.size(), body - kMagic.size()));
   const uint32_t version = in.U32();
-  if (version != kVersion) {
+  if (version != kVersion && version != 1) {
     return absl::FailedPreconditionError(absl::StrCat(
         "manifest ", path, " has format version ", version, "; this build reads ", kVersion));
   }
   Manifest manifest;
+  if (version >= 2) manifest.next_file_number = in.U64();
   const uint32_t count = in.U32();
   for (uint32_t i = 0; i < count && in.ok(); ++i) {
     CollectionMeta c;
@@ -76,6 +95,25 @@ absl::StatusOr<Manifest> DecodeManifest(std::string_view bytes, const std::strin
     if (!ValidateCollectionName(c.name).ok() ||
         !ValidateCollectionOptions(c.options).ok() || c.options.shard_count == 0) {
       return damaged(absl::StrCat("collection entry ", i, " is invalid"));
+    }
+    c.shards.resize(c.options.shard_count);
+    for (ShardMeta& shard : c.shards) {
+      if (version < 2) break;
+      shard.flushed_sequence = in.U64();
+      const uint32_t segments = in.U32();
+      if (!in.ok() || segments > in.remaining() / 40) break;
+      for (uint32_t j = 0; j < segments; ++j) {
+        SegmentMeta seg;
+        seg.number = in.U64();
+        seg.min_sequence = in.U64();
+        seg.max_sequence = in.U64();
+        seg.vectors = in.U64();
+        seg.tombstones = in.U64();
+        if (seg.number >= manifest.next_file_number || seg.min_sequence > seg.max_sequence) {
+          return damaged(absl::StrCat("collection entry ", i, " has an invalid segment"));
+        }
+        shard.segments.push_back(seg);
+      }
     }
     manifest.collections.push_back(std::move(c));
   }

@@ -1,6 +1,7 @@
 // Copyright 2026 The shoal Authors.
 //
-// The manifest: which collections a database holds, with their options.
+// The manifest: which collections a database holds, with their options, and
+// for each shard the segments that hold its flushed data.
 // Stored in <db>/MANIFEST, replaced atomically (temp file + fsync + rename +
 // directory fsync) on every change. docs/format.md gives the bytes.
 
@@ -19,12 +20,33 @@ namespace shoal {
 inline constexpr std::string_view kManifestFile = "MANIFEST";
 inline constexpr std::string_view kLockFile = "LOCK";
 
+// One segment file of a shard: <collection>/shard-<n>/seg-<number>.vamana.
+// Its entries carry sequence numbers in [min_sequence, max_sequence]; the
+// ranges of a shard's sources (segments, memtables) never overlap, so the
+// source with the higher range holds the newer version of an id.
+struct SegmentMeta {
+  uint64_t number = 0;
+  uint64_t min_sequence = 0;
+  uint64_t max_sequence = 0;
+  uint64_t vectors = 0;
+  uint64_t tombstones = 0;
+};
+
+struct ShardMeta {
+  // Every log record with a sequence <= flushed_sequence is in a segment:
+  // recovery skips it, and log files holding only such records are deleted.
+  uint64_t flushed_sequence = 0;
+  std::vector<SegmentMeta> segments;  // oldest first
+};
+
 struct CollectionMeta {
   std::string name;
   CollectionOptions options;  // shard_count resolved (>= 1)
+  std::vector<ShardMeta> shards;  // shard_count entries
 };
 
 struct Manifest {
+  uint64_t next_file_number = 1;  // for segment files (never reused)
   std::vector<CollectionMeta> collections;
 };
 

@@ -58,7 +58,8 @@ MemTable::Lookup MemTable::Get(uint64_t id, const float** vector) const {
   return Lookup::kFound;
 }
 
-void MemTable::Search(Metric metric, const float* query, TopK* top) const {
+void MemTable::Search(Metric metric, const float* query, TopK* top,
+                      const std::function<bool(uint64_t)>* visible) const {
   const size_t rows = arena_.rows();
   const size_t per_block = arena_.rows_per_block();
   // Distances for a chunk of one block at a time: the scratch stays in L1.
@@ -72,7 +73,8 @@ void MemTable::Search(Metric metric, const float* query, TopK* top) const {
     n = std::min({kChunk, rows - first, per_block - in_block});
     DistanceBatch(metric, query, arena_.block(block) + in_block * dim_, n, dim_, dist);
     for (size_t i = 0; i < n; ++i) {
-      if (slot_live_[first + i] && dist[i] <= top->threshold()) {
+      if (slot_live_[first + i] && dist[i] <= top->threshold() &&
+          (visible == nullptr || (*visible)(slot_ids_[first + i]))) {
         top->Push(slot_ids_[first + i], dist[i]);
       }
     }

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -46,10 +47,31 @@ class MemTable {
   Lookup Get(uint64_t id, const float** vector) const;
 
   // Offers every live vector to `top` with its distance to `query`.
-  void Search(Metric metric, const float* query, TopK* top) const;
+  // Ids for which visible(id) is false are skipped (nullptr: all visible);
+  // visible is only asked about vectors close enough to enter `top`.
+  void Search(Metric metric, const float* query, TopK* top,
+              const std::function<bool(uint64_t)>* visible = nullptr) const;
 
+  // Calls fn(id, vector) for every live id, fn(id) for every tombstone.
+  template <typename LiveFn, typename TombstoneFn>
+  void ForEach(LiveFn&& live, TombstoneFn&& tombstone) const {
+    for (const auto& [id, slot] : index_) {
+      if (slot == kTombstone) {
+        tombstone(id);
+      } else {
+        live(id, arena_.row(slot));
+      }
+    }
+  }
+
+  bool empty() const { return index_.empty(); }
   size_t live_count() const { return live_count_; }
   size_t tombstone_count() const { return tombstone_count_; }
+  // Bytes of data written: rows (including dead ones) and index entries.
+  // What memtable_bytes is compared with (preallocated space does not count).
+  size_t DataBytes() const {
+    return arena_.rows() * size_t{dim_} * sizeof(float) + index_.size() * 16;
+  }
   // Bytes held: arena blocks, slot arrays and the index.
   size_t ApproximateMemoryUsage() const;
 

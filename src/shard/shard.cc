@@ -3,13 +3,16 @@
 #include "shard/shard.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <optional>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "util/coding.h"
+#include "util/debug_timing.h"
 #include "util/status_macros.h"
-#include "wal/wal_reader.h"
 
 namespace shoal {
 namespace {
@@ -18,75 +21,175 @@ namespace {
 // (the record length field is 32 bits; smaller records also bound how much a
 // torn write can drop).
 constexpr size_t kMaxRecordPayload = size_t{256} << 20;
+// Writers wait while this many memtables wait to be flushed: memory stays
+// bounded when writes outpace graph builds.
+constexpr size_t kMaxFrozen = 2;
+
+bool ParseSegmentFileName(std::string_view name, uint64_t* number) {
+  constexpr std::string_view kPrefix = "seg-", kSuffix = ".vamana";
+  if (!name.starts_with(kPrefix) || !name.ends_with(kSuffix) ||
+      name.size() <= kPrefix.size() + kSuffix.size()) {
+    return false;
+  }
+  uint64_t n = 0;
+  for (char c : name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size())) {
+    if (c < '0' || c > '9') return false;
+    n = n * 10 + static_cast<uint64_t>(c - '0');
+  }
+  *number = n;
+  return true;
+}
 
 }  // namespace
 
+// The sources a reader looks at, newest first, besides the active memtable.
+struct Shard::Snapshot {
+  std::shared_ptr<const MemTable> active;
+  struct Source {
+    std::shared_ptr<const MemTable> mem;  // a frozen memtable, or
+    std::shared_ptr<Segment> segment;     // a segment
+    uint64_t max_sequence;
+  };
+  std::vector<Source> older;  // newest first
+};
+
+// Counts a kAlways write call for the log's group commit (WalWriter::WriterEnter).
+class Shard::SyncingWriter {
+ public:
+  explicit SyncingWriter(Shard* shard)
+      : wal_(shard->options_.fsync == FsyncPolicy::kAlways ? shard->wal_.get() : nullptr) {
+    if (wal_ != nullptr) wal_->WriterEnter();
+  }
+  ~SyncingWriter() {
+    if (wal_ != nullptr) wal_->WriterExit();
+  }
+
+ private:
+  wal::WalWriter* const wal_;
+};
+
 Shard::Shard(FileSystem* fs, std::string dir, const ShardOptions& options)
     : fs_(fs), dir_(std::move(dir)), options_(options) {
-  memtable_ = std::make_unique<MemTable>(options.dim, options.arena_block_bytes,
-                                         options.preallocate, options.memtable_bytes,
-                                         options.prefaulter);
+  active_ = NewMemTable();
+  flushed_sequence_ = options.meta.flushed_sequence;
 }
 
 Shard::~Shard() { (void)Close(); }
 
-absl::StatusOr<std::unique_ptr<Shard>> Shard::Open(FileSystem* fs,
-                                                   const std::string& dir,
+std::unique_ptr<MemTable> Shard::NewMemTable() const {
+  return std::make_unique<MemTable>(options_.dim, options_.arena_block_bytes,
+                                    options_.preallocate, options_.memtable_bytes,
+                                    options_.prefaulter);
+}
+
+std::string Shard::SegmentPath(uint64_t number) const {
+  return JoinPath(dir_, absl::StrFormat("seg-%06d.vamana", number));
+}
+
+absl::StatusOr<std::unique_ptr<Shard>> Shard::Open(FileSystem* fs, const std::string& dir,
                                                    const ShardOptions& options) {
   SHOAL_RETURN_IF_ERROR(fs->CreateDir(dir));
   std::unique_ptr<Shard> shard(new Shard(fs, dir, options));
+  SHOAL_RETURN_IF_ERROR(shard->OpenSegments());
   SHOAL_RETURN_IF_ERROR(shard->Recover());
   return shard;
 }
 
-absl::Status Shard::ApplyRecord(const wal::RecordView& r) {
-  const size_t row_bytes = size_t{options_.dim} * sizeof(float);
-  if (r.type == wal::RecordType::kPut) {
-    memtable_->Reserve(r.count);
-    std::vector<float> row(options_.dim);  // the log's floats may be unaligned
-    for (uint32_t i = 0; i < r.count; ++i) {
-      std::memcpy(row.data(), r.vectors + i * row_bytes, row_bytes);
-      memtable_->Put(DecodeFixed64(r.ids + size_t{i} * 8), row.data());
-    }
-  } else {
-    for (uint32_t i = 0; i < r.count; ++i) {
-      memtable_->Delete(DecodeFixed64(r.ids + size_t{i} * 8));
+absl::Status Shard::OpenSegments() {
+  MutexLock lock(&mu_);
+  for (const SegmentMeta& meta : options_.meta.segments) {
+    SHOAL_ASSIGN_OR_RETURN(
+        std::shared_ptr<Segment> segment,
+        Segment::Open(fs_, SegmentPath(meta.number), options_.dim, options_.metric));
+    segments_.push_back({std::move(segment), meta});
+  }
+  std::sort(segments_.begin(), segments_.end(), [](const auto& a, const auto& b) {
+    return a.meta.max_sequence < b.meta.max_sequence;
+  });
+  // Files no manifest entry names: segments of a flush or bulk load that
+  // crashed before its manifest edit, and temporary files.
+  SHOAL_ASSIGN_OR_RETURN(std::vector<std::string> names, fs_->ListDir(dir_));
+  for (const std::string& name : names) {
+    uint64_t number;
+    const bool segment = ParseSegmentFileName(name, &number);
+    const bool referenced =
+        segment && std::any_of(options_.meta.segments.begin(), options_.meta.segments.end(),
+                               [&](const SegmentMeta& m) { return m.number == number; });
+    if ((segment && !referenced) || name.ends_with(".tmp")) {
+      SHOAL_RETURN_IF_ERROR(fs_->RemoveFile(JoinPath(dir_, name)));
     }
   }
+  return absl::OkStatus();
+}
+
+absl::Status Shard::ApplyRecord(const wal::RecordView& r, uint64_t file_number) {
+  const size_t row_bytes = size_t{options_.dim} * sizeof(float);
   recovery_.records += 1;
   recovery_.ops += r.count;
   next_sequence_ = r.sequence + r.count;
+  switch (r.type) {
+    case wal::RecordType::kPut: {
+      active_->Reserve(r.count);
+      std::vector<float> row(options_.dim);  // the log's floats may be unaligned
+      for (uint32_t i = 0; i < r.count; ++i) {
+        std::memcpy(row.data(), r.vectors + i * row_bytes, row_bytes);
+        active_->Put(DecodeFixed64(r.ids + size_t{i} * 8), row.data());
+      }
+      break;
+    }
+    case wal::RecordType::kDelete:
+      for (uint32_t i = 0; i < r.count; ++i) {
+        active_->Delete(DecodeFixed64(r.ids + size_t{i} * 8));
+      }
+      break;
+    case wal::RecordType::kBarrier:
+      // A bulk load took this sequence: what came before is older than its
+      // segment, what follows newer. Its records are in earlier files, since
+      // a bulk load moves the log to a new file first.
+      if (!active_->empty()) {
+        frozen_.push_back({std::shared_ptr<const MemTable>(std::move(active_)),
+                           active_min_sequence_, r.sequence - 1, file_number - 1});
+        active_ = NewMemTable();
+      }
+      active_min_sequence_ = r.sequence + 1;
+      break;
+  }
   return absl::OkStatus();
 }
 
 absl::Status Shard::ReplayLog(const std::vector<uint64_t>& numbers, Damage* damage,
                               uint64_t* resume_number, size_t* resume_offset) {
-  bool sequence_known = false;
+  // Records up to flushed_sequence_ are in segments; the first one after it
+  // must follow it exactly.
+  bool sequence_known = flushed_sequence_ > 0;
+  next_sequence_ = flushed_sequence_ + 1;
+  active_min_sequence_ = next_sequence_;
   std::optional<Damage> torn;  // an earlier file whose tail was torn
   for (size_t i = 0; i < numbers.size(); ++i) {
     const std::string path = JoinPath(dir_, wal::WalFileName(numbers[i]));
     SHOAL_ASSIGN_OR_RETURN(std::string contents, fs_->ReadFile(path));
     std::optional<Damage> gap;
-    absl::StatusOr<wal::ReadResult> read =
-        wal::ReadWalFile(contents, path, options_.index, numbers[i], options_.dim,
-                         [&](const wal::RecordView& r) -> absl::Status {
-                           if (torn.has_value()) {
-                             // An earlier file lost its tail, yet this one
-                             // holds records: a hole in the log.
-                             *damage = *torn;
-                             return absl::CancelledError();
-                           }
-                           if (sequence_known && r.sequence != next_sequence_) {
-                             gap = Damage{i, r.offset,
-                                          absl::StrCat("write-ahead log ", path,
-                                                       ": record at offset ", r.offset,
-                                                       " has sequence ", r.sequence,
-                                                       ", expected ", next_sequence_)};
-                             return absl::CancelledError();
-                           }
-                           sequence_known = true;
-                           return ApplyRecord(r);
-                         });
+    absl::StatusOr<wal::ReadResult> read = wal::ReadWalFile(
+        contents, path, options_.index, numbers[i], options_.dim,
+        [&](const wal::RecordView& r) -> absl::Status {
+          if (r.sequence + r.count - 1 <= flushed_sequence_) return absl::OkStatus();
+          if (torn.has_value()) {
+            // An earlier file lost its tail, yet this one holds records: a
+            // hole in the log.
+            *damage = *torn;
+            return absl::CancelledError();
+          }
+          if (sequence_known && r.sequence != next_sequence_) {
+            gap = Damage{i, r.offset,
+                         absl::StrCat("write-ahead log ", path, ": record at offset ",
+                                      r.offset, " has sequence ", r.sequence,
+                                      ", expected ", next_sequence_)};
+            return absl::CancelledError();
+          }
+          if (!sequence_known) active_min_sequence_ = r.sequence;
+          sequence_known = true;
+          return ApplyRecord(r, numbers[i]);
+        });
     if (gap.has_value()) {
       *damage = *gap;
       return absl::OkStatus();
@@ -129,7 +232,7 @@ absl::Status Shard::Recover() {
   }
   std::sort(numbers.begin(), numbers.end());
 
-  uint64_t resume_number = 1;
+  uint64_t resume_number = numbers.empty() ? 1 : numbers.back() + 1;
   size_t resume_offset = 0;  // 0: create the file
   Damage damage;
   SHOAL_RETURN_IF_ERROR(ReplayLog(numbers, &damage, &resume_number, &resume_offset));
@@ -149,16 +252,19 @@ absl::Status Shard::Recover() {
     }
     SHOAL_RETURN_IF_ERROR(fs_->SyncDir(dir_));
     numbers.resize(damage.file + 1);
-    memtable_ = std::make_unique<MemTable>(options_.dim, options_.arena_block_bytes,
-                                           options_.preallocate, options_.memtable_bytes,
-                                           options_.prefaulter);
+    active_ = NewMemTable();
+    frozen_.clear();
     recovery_ = RecoveryStats{};
     recovery_.salvaged = true;
-    next_sequence_ = 1;
     Damage again;
     SHOAL_RETURN_IF_ERROR(ReplayLog(numbers, &again, &resume_number, &resume_offset));
     if (!again.message.empty()) return absl::DataLossError(again.message);
   }
+  // Sequences taken by bulk loads whose barrier records were flushed away.
+  for (const SegmentSource& s : segments_) {
+    next_sequence_ = std::max(next_sequence_, s.meta.max_sequence + 1);
+  }
+  if (active_->empty()) active_min_sequence_ = next_sequence_;
 
   wal::WalWriterOptions wal_options;
   wal_options.shard = options_.index;
@@ -171,17 +277,21 @@ absl::Status Shard::Recover() {
     // Make the truncation durable before new records land past it.
     SHOAL_RETURN_IF_ERROR(wal_->SyncFile());
   }
+  MaybeFreezeLocked();
+  if (!frozen_.empty()) ScheduleFlush();
   return absl::OkStatus();
 }
 
 absl::StatusOr<uint64_t> Shard::AppendPut(std::span<const uint64_t> ids,
-                                          std::span<const float* const> rows) {
+                                          std::span<const float* const> rows,
+                                          PutTiming* timing) {
   const size_t dim = options_.dim;
   const size_t row_bytes = dim * sizeof(float);
   const size_t per_record = std::max<size_t>(1, kMaxRecordPayload / (8 + row_bytes));
   uint64_t lsn = 0;
   for (size_t first = 0; first < ids.size(); first += per_record) {
     const size_t n = std::min(per_record, ids.size() - first);
+    const int64_t t0 = timing != nullptr ? timing::NowMicros() : 0;
     SHOAL_ASSIGN_OR_RETURN(char* payload, wal_->BeginRecord(wal::PutPayloadSize(n, dim)));
     std::memcpy(payload, ids.data() + first, n * sizeof(uint64_t));
     char* out = payload + n * sizeof(uint64_t);
@@ -189,41 +299,50 @@ absl::StatusOr<uint64_t> Shard::AppendPut(std::span<const uint64_t> ids,
     lsn = wal_->FinishRecord(wal::RecordType::kPut, next_sequence_, static_cast<uint32_t>(n),
                              options_.dim);
     next_sequence_ += n;
-    if (n > 1) memtable_->Reserve(n);
-    for (size_t i = 0; i < n; ++i) memtable_->Put(ids[first + i], rows[first + i]);
+    const int64_t t1 = timing != nullptr ? timing::NowMicros() : 0;
+    if (n > 1) active_->Reserve(n);
+    for (size_t i = 0; i < n; ++i) active_->Put(ids[first + i], rows[first + i]);
+    if (timing != nullptr) {
+      timing->wal_us += t1 - t0;
+      timing->memtable_us += timing::NowMicros() - t1;
+    }
   }
   return lsn;
 }
-
-// Counts a kAlways write call for the log's group commit (WalWriter::WriterEnter).
-class Shard::SyncingWriter {
- public:
-  explicit SyncingWriter(Shard* shard)
-      : wal_(shard->options_.fsync == FsyncPolicy::kAlways ? shard->wal_.get() : nullptr) {
-    if (wal_ != nullptr) wal_->WriterEnter();
-  }
-  ~SyncingWriter() {
-    if (wal_ != nullptr) wal_->WriterExit();
-  }
-
- private:
-  wal::WalWriter* const wal_;
-};
 
 absl::Status Shard::AfterAppend(uint64_t lsn) {
   if (options_.fsync == FsyncPolicy::kAlways) return wal_->SyncTo(lsn);
   return absl::OkStatus();
 }
 
-absl::Status Shard::Put(std::span<const uint64_t> ids, std::span<const float* const> rows) {
+absl::Status Shard::Put(std::span<const uint64_t> ids, std::span<const float* const> rows,
+                        int64_t route_us) {
   SyncingWriter syncing(this);
+  PutTiming put_timing;
+  PutTiming* timed = timing::kEnabled ? &put_timing : nullptr;
+  const int64_t start = timed != nullptr ? timing::NowMicros() : 0;
   uint64_t lsn;
   {
     MutexLock lock(&mu_);
+    // Back-pressure: wait while flushes are behind.
+    while (!closed_ && frozen_.size() >= kMaxFrozen && flush_status_.ok() &&
+           options_.flusher != nullptr) {
+      flushed_.Wait(&mu_);
+    }
     if (closed_) return absl::FailedPreconditionError("database is closed");
-    SHOAL_ASSIGN_OR_RETURN(lsn, AppendPut(ids, rows));
+    if (frozen_.size() >= kMaxFrozen && !flush_status_.ok()) return flush_status_;
+    SHOAL_ASSIGN_OR_RETURN(lsn, AppendPut(ids, rows, timed));
+    MaybeFreezeLocked();
   }
-  return AfterAppend(lsn);
+  if (timed == nullptr) return AfterAppend(lsn);
+  const int64_t before_sync = timing::NowMicros();
+  absl::Status s = AfterAppend(lsn);
+  const int64_t end = timing::NowMicros();
+  timing::Emit("put", "collection,shard,vectors,route_us,wal_us,memtable_us,sync_us,total_us",
+               absl::StrCat(options_.collection, ",", options_.index, ",", ids.size(), ",",
+                            route_us, ",", put_timing.wal_us, ",", put_timing.memtable_us, ",",
+                            end - before_sync, ",", end - start + route_us));
+  return s;
 }
 
 absl::Status Shard::Delete(std::span<const uint64_t> ids) {
@@ -237,29 +356,468 @@ absl::Status Shard::Delete(std::span<const uint64_t> ids) {
     lsn = wal_->FinishRecord(wal::RecordType::kDelete, next_sequence_,
                              static_cast<uint32_t>(ids.size()), 0);
     next_sequence_ += ids.size();
-    for (uint64_t id : ids) memtable_->Delete(id);
+    for (uint64_t id : ids) active_->Delete(id);
+    MaybeFreezeLocked();
   }
   return AfterAppend(lsn);
 }
 
-absl::Status Shard::Get(uint64_t id, std::vector<float>* out) const {
-  ReaderMutexLock lock(&mu_);
-  const float* v = nullptr;
-  if (memtable_->Get(id, &v) != MemTable::Lookup::kFound) {
-    return absl::NotFoundError(absl::StrCat("id ", id, " not found"));
+void Shard::MaybeFreezeLocked() {
+  if (active_->DataBytes() < options_.memtable_bytes) return;
+  // A failure leaves the memtable active (and growing); the next write tries
+  // again, and Flush() reports it.
+  absl::Status s = FreezeLocked();
+  if (!s.ok() && flush_status_.ok()) flush_status_ = s;
+}
+
+absl::Status Shard::FreezeLocked() {
+  if (active_->empty()) return absl::OkStatus();
+  const int64_t start = timing::kEnabled ? timing::NowMicros() : 0;
+  SHOAL_ASSIGN_OR_RETURN(uint64_t last_file, wal_->Rotate());
+  frozen_.push_back({std::shared_ptr<const MemTable>(std::move(active_)), active_min_sequence_,
+                     next_sequence_ - 1, last_file});
+  active_ = NewMemTable();
+  active_min_sequence_ = next_sequence_;
+  ScheduleFlush();
+  if (timing::kEnabled) {
+    timing::Emit("freeze", "collection,shard,frozen_memtables,total_us",
+                 absl::StrCat(options_.collection, ",", options_.index, ",", frozen_.size(), ",",
+                              timing::NowMicros() - start));
   }
-  out->assign(v, v + options_.dim);
   return absl::OkStatus();
 }
 
-void Shard::Search(const float* query, TopK* top) const {
-  ReaderMutexLock lock(&mu_);
-  memtable_->Search(options_.metric, query, top);
+void Shard::ScheduleFlush() {
+  if (options_.flusher == nullptr) return;
+  pending_tasks_.fetch_add(1);
+  options_.flusher->Schedule([this] {
+    (void)RunFlushes();
+    // The last touch of `this`: Close waits for the count to reach zero.
+    pending_tasks_.fetch_sub(1);
+  });
+}
+
+absl::Status Shard::RunFlushes() {
+  {
+    MutexLock lock(&mu_);
+    while (flush_running_) flushed_.Wait(&mu_);
+    flush_running_ = true;
+  }
+  absl::Status s;
+  while (true) {
+    {
+      MutexLock lock(&mu_);
+      if (frozen_.empty() || closing_) break;
+    }
+    s = FlushOldest();
+    if (!s.ok()) break;
+  }
+  MutexLock lock(&mu_);
+  flush_running_ = false;
+  flush_status_ = s;
+  flushed_.SignalAll();
+  return s;
+}
+
+absl::Status Shard::FlushOldest() {
+  const int64_t start = timing::NowMicros();
+  Frozen f;
+  {
+    MutexLock lock(&mu_);
+    if (frozen_.empty()) return absl::OkStatus();
+    f = frozen_.front();
+  }
+  // The frozen memtable is immutable: read it without the lock.
+  std::vector<uint64_t> ids, tombstones;
+  std::vector<float> rows;
+  rows.reserve(f.mem->live_count() * options_.dim);
+  f.mem->ForEach(
+      [&](uint64_t id, const float* v) {
+        ids.push_back(id);
+        rows.insert(rows.end(), v, v + options_.dim);
+      },
+      [&](uint64_t id) { tombstones.push_back(id); });
+  const std::vector<uint64_t> sequences(ids.size(), f.max_sequence);
+  const std::vector<uint64_t> tombstone_sequences(tombstones.size(), f.max_sequence);
+  SegmentContents contents;
+  contents.dim = options_.dim;
+  contents.metric = options_.metric;
+  contents.ids = ids;
+  contents.sequences = sequences;
+  contents.vectors = rows.data();
+  contents.tombstone_ids = tombstones;
+  contents.tombstone_sequences = tombstone_sequences;
+  SegmentBuildOptions build;
+  build.graph = options_.graph;
+
+  const uint64_t number = options_.manifest->NewFileNumber();
+  const std::string path = SegmentPath(number);
+  const int64_t collected = timing::NowMicros();
+  SegmentBuildStats build_stats;
+  SHOAL_RETURN_IF_ERROR(BuildSegment(fs_, options_.pool, path, contents, build, &build_stats));
+  absl::StatusOr<std::shared_ptr<Segment>> segment =
+      Segment::Open(fs_, path, options_.dim, options_.metric);
+  const int64_t built = timing::NowMicros();
+  SegmentMeta meta{number, f.min_sequence, f.max_sequence, ids.size(), tombstones.size()};
+  ShardEdit edit;
+  edit.shard = options_.index;
+  edit.add.push_back(meta);
+  edit.flushed_sequence = f.max_sequence;
+  absl::Status s = segment.status();
+  if (s.ok()) s = options_.manifest->Apply(options_.collection, {&edit, 1});
+  if (!s.ok()) {
+    (void)fs_->RemoveFile(path);
+    return s;
+  }
+  {
+    MutexLock lock(&mu_);
+    frozen_.pop_front();
+    SegmentSource source{std::move(segment).value(), meta};
+    auto at = std::upper_bound(segments_.begin(), segments_.end(), meta.max_sequence,
+                               [](uint64_t seq, const SegmentSource& x) {
+                                 return seq < x.meta.max_sequence;
+                               });
+    segments_.insert(at, std::move(source));
+    flushed_sequence_ = std::max(flushed_sequence_, f.max_sequence);
+    flushed_.SignalAll();
+  }
+  RemoveLogFilesUpTo(f.last_wal_number);
+  if (timing::kEnabled) {
+    const int64_t end = timing::NowMicros();
+    timing::Emit("flush",
+                 "collection,shard,vectors,tombstones,collect_us,medoid_us,pass1_us,pass2_us,"
+                 "write_us,open_us,publish_us,total_us,distance_computations",
+                 absl::StrCat(options_.collection, ",", options_.index, ",", ids.size(), ",",
+                              tombstones.size(), ",", collected - start, ",",
+                              static_cast<int64_t>(build_stats.medoid_seconds * 1e6), ",",
+                              static_cast<int64_t>(build_stats.pass1_seconds * 1e6), ",",
+                              static_cast<int64_t>(build_stats.pass2_seconds * 1e6), ",",
+                              static_cast<int64_t>(build_stats.write_seconds * 1e6), ",",
+                              built - collected -
+                                  static_cast<int64_t>((build_stats.medoid_seconds +
+                                                        build_stats.pass1_seconds +
+                                                        build_stats.pass2_seconds +
+                                                        build_stats.write_seconds) * 1e6),
+                              ",", end - built, ",", end - start, ",",
+                              build_stats.distance_computations));
+  }
+  return absl::OkStatus();
+}
+
+void Shard::RemoveLogFilesUpTo(uint64_t number) {
+  // Best effort: a file that stays behind is skipped by recovery (its records
+  // are at or below flushed_sequence) and removed by a later flush.
+  absl::StatusOr<std::vector<std::string>> names = fs_->ListDir(dir_);
+  if (!names.ok()) return;
+  const uint64_t current = wal_->current_file_number();
+  for (const std::string& name : *names) {
+    uint64_t n;
+    if (wal::ParseWalFileName(name, &n) && n <= number && n < current) {
+      (void)fs_->RemoveFile(JoinPath(dir_, name));
+    }
+  }
+}
+
+absl::Status Shard::Flush() {
+  {
+    MutexLock lock(&mu_);
+    if (closed_) return absl::FailedPreconditionError("database is closed");
+    SHOAL_RETURN_IF_ERROR(FreezeLocked());
+  }
+  SHOAL_RETURN_IF_ERROR(RunFlushes());
+  MutexLock lock(&mu_);
+  if (!frozen_.empty()) return absl::FailedPreconditionError("database is closing");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Shard::BulkPart> Shard::PrepareBulk() {
+  MutexLock lock(&mu_);
+  if (closed_) return absl::FailedPreconditionError("database is closed");
+  SHOAL_RETURN_IF_ERROR(FreezeLocked());
+  BulkPart part;
+  part.sequence = next_sequence_;
+  SHOAL_RETURN_IF_ERROR(wal_->BeginRecord(0).status());
+  wal_->FinishRecord(wal::RecordType::kBarrier, part.sequence, 1, 0);
+  next_sequence_ += 1;
+  active_min_sequence_ = next_sequence_;
+  part.number = options_.manifest->NewFileNumber();
+  return part;
+}
+
+absl::Status Shard::BuildBulk(BulkPart* part, std::span<const uint64_t> ids,
+                              const float* vectors) {
+  const std::vector<uint64_t> sequences(ids.size(), part->sequence);
+  SegmentContents contents;
+  contents.dim = options_.dim;
+  contents.metric = options_.metric;
+  contents.ids = ids;
+  contents.sequences = sequences;
+  contents.vectors = vectors;
+  SegmentBuildOptions build;
+  build.graph = options_.graph;
+  const std::string path = SegmentPath(part->number);
+  SHOAL_RETURN_IF_ERROR(BuildSegment(fs_, options_.pool, path, contents, build));
+  absl::StatusOr<std::shared_ptr<Segment>> segment =
+      Segment::Open(fs_, path, options_.dim, options_.metric);
+  if (!segment.ok()) {
+    (void)fs_->RemoveFile(path);
+    return segment.status();
+  }
+  part->segment = std::move(segment).value();
+  part->meta = SegmentMeta{part->number, part->sequence, part->sequence, ids.size(), 0};
+  return absl::OkStatus();
+}
+
+void Shard::DiscardBulk(const BulkPart& part) {
+  (void)fs_->RemoveFile(SegmentPath(part.number));
+}
+
+void Shard::InstallBulk(const BulkPart& part) {
+  MutexLock lock(&mu_);
+  auto at = std::upper_bound(segments_.begin(), segments_.end(), part.meta.max_sequence,
+                             [](uint64_t seq, const SegmentSource& x) {
+                               return seq < x.meta.max_sequence;
+                             });
+  segments_.insert(at, SegmentSource{part.segment, part.meta});
+}
+
+absl::Status Shard::Compact() {
+  MutexLock compacting(&compact_mu_);
+  SHOAL_RETURN_IF_ERROR(Flush());
+  std::vector<SegmentSource> inputs;
+  {
+    ReaderMutexLock lock(&mu_);
+    inputs = segments_;
+  }
+  uint64_t tombstones = 0;
+  for (const SegmentSource& s : inputs) tombstones += s.meta.tombstones;
+  if (inputs.empty() || (inputs.size() == 1 && tombstones == 0)) return absl::OkStatus();
+
+  // Newest first: the first source that names an id decides it. Tombstones
+  // only hide older data, and nothing older than these segments remains, so
+  // the output has none.
+  absl::flat_hash_set<uint64_t> seen;
+  std::vector<uint64_t> ids, sequences;
+  std::vector<float> rows;
+  for (auto it = inputs.rbegin(); it != inputs.rend(); ++it) {
+    std::vector<uint64_t> hidden_here;
+    it->segment->ForEachTombstone([&](uint64_t id, uint64_t) { hidden_here.push_back(id); });
+    SHOAL_RETURN_IF_ERROR(it->segment->ForEachVector(
+        [&](uint64_t id, uint64_t sequence, const float* v) {
+          if (!seen.insert(id).second) return;
+          ids.push_back(id);
+          sequences.push_back(sequence);
+          rows.insert(rows.end(), v, v + options_.dim);
+        }));
+    seen.insert(hidden_here.begin(), hidden_here.end());
+  }
+  SegmentMeta meta;
+  meta.number = options_.manifest->NewFileNumber();
+  meta.min_sequence = inputs.front().meta.min_sequence;
+  meta.max_sequence = inputs.front().meta.max_sequence;
+  for (const SegmentSource& s : inputs) {
+    meta.min_sequence = std::min(meta.min_sequence, s.meta.min_sequence);
+    meta.max_sequence = std::max(meta.max_sequence, s.meta.max_sequence);
+  }
+  meta.vectors = ids.size();
+  SegmentContents contents;
+  contents.dim = options_.dim;
+  contents.metric = options_.metric;
+  contents.ids = ids;
+  contents.sequences = sequences;
+  contents.vectors = rows.data();
+  SegmentBuildOptions build;
+  build.graph = options_.graph;
+  const std::string path = SegmentPath(meta.number);
+  SHOAL_RETURN_IF_ERROR(BuildSegment(fs_, options_.pool, path, contents, build));
+  absl::StatusOr<std::shared_ptr<Segment>> segment =
+      Segment::Open(fs_, path, options_.dim, options_.metric);
+  ShardEdit edit;
+  edit.shard = options_.index;
+  edit.add.push_back(meta);
+  for (const SegmentSource& s : inputs) edit.remove.push_back(s.meta.number);
+  absl::Status s = segment.status();
+  if (s.ok()) s = options_.manifest->Apply(options_.collection, {&edit, 1});
+  if (!s.ok()) {
+    (void)fs_->RemoveFile(path);
+    return s;
+  }
+  {
+    MutexLock lock(&mu_);
+    std::erase_if(segments_, [&](const SegmentSource& x) {
+      return std::find(edit.remove.begin(), edit.remove.end(), x.meta.number) !=
+             edit.remove.end();
+    });
+    auto at = std::upper_bound(segments_.begin(), segments_.end(), meta.max_sequence,
+                               [](uint64_t seq, const SegmentSource& x) {
+                                 return seq < x.meta.max_sequence;
+                               });
+    segments_.insert(at, SegmentSource{std::move(segment).value(), meta});
+  }
+  // Readers holding the old segments keep their mappings; the files go now.
+  for (uint64_t number : edit.remove) (void)fs_->RemoveFile(SegmentPath(number));
+  return absl::OkStatus();
+}
+
+absl::Status Shard::Get(uint64_t id, std::vector<float>* out) const {
+  std::vector<Snapshot::Source> older;
+  {
+    ReaderMutexLock lock(&mu_);
+    const float* v = nullptr;
+    switch (active_->Get(id, &v)) {
+      case MemTable::Lookup::kFound:
+        out->assign(v, v + options_.dim);
+        return absl::OkStatus();
+      case MemTable::Lookup::kDeleted:
+        return absl::NotFoundError(absl::StrCat("id ", id, " not found"));
+      case MemTable::Lookup::kAbsent:
+        break;
+    }
+    for (auto it = frozen_.rbegin(); it != frozen_.rend(); ++it) {
+      older.push_back({it->mem, nullptr, it->max_sequence});
+    }
+    for (auto it = segments_.rbegin(); it != segments_.rend(); ++it) {
+      older.push_back({nullptr, it->segment, it->meta.max_sequence});
+    }
+  }
+  std::stable_sort(older.begin(), older.end(), [](const auto& a, const auto& b) {
+    return a.max_sequence > b.max_sequence;
+  });
+  for (const Snapshot::Source& source : older) {
+    if (source.mem != nullptr) {
+      const float* v = nullptr;
+      const MemTable::Lookup found = source.mem->Get(id, &v);
+      if (found == MemTable::Lookup::kFound) {
+        out->assign(v, v + options_.dim);
+        return absl::OkStatus();
+      }
+      if (found == MemTable::Lookup::kDeleted) break;
+    } else {
+      uint64_t sequence;
+      const float* v = nullptr;
+      SHOAL_ASSIGN_OR_RETURN(Segment::Lookup found, source.segment->Find(id, &sequence, &v));
+      if (found == Segment::Lookup::kLive) {
+        out->assign(v, v + options_.dim);
+        return absl::OkStatus();
+      }
+      if (found == Segment::Lookup::kDeleted) break;
+    }
+  }
+  return absl::NotFoundError(absl::StrCat("id ", id, " not found"));
+}
+
+absl::Status Shard::Search(const float* query, const SearchOptions& options,
+                           TopK* top) const {
+  const bool timed = timing::kEnabled;
+  int64_t t = timed ? timing::NowMicros() : 0;
+  std::string sources;  // with timing: "kind:us:hops:distances:sectors;..."
+  Snapshot snap;
+  {
+    ReaderMutexLock lock(&mu_);
+    // The active memtable is the newest source: nothing hides its vectors.
+    active_->Search(options_.metric, query, top);
+    if (timed) {
+      const int64_t now = timing::NowMicros();
+      absl::StrAppend(&sources, "memtable:", now - t, ":0:", active_->live_count(), ":0");
+      t = now;
+    }
+    snap.active = active_;
+    for (const Frozen& f : frozen_) snap.older.push_back({f.mem, nullptr, f.max_sequence});
+    for (const SegmentSource& s : segments_) {
+      snap.older.push_back({nullptr, s.segment, s.meta.max_sequence});
+    }
+  }
+  auto emit = [&] {
+    if (!timed) return;
+    timing::Emit("search", "collection,shard,k,list_size,sources(kind:us:hops:distances:sectors)",
+                 absl::StrCat(options_.collection, ",", options_.index, ",", options.k, ",",
+                              options.list_size, ",", sources));
+  };
+  if (snap.older.empty()) {
+    emit();
+    return absl::OkStatus();
+  }
+  std::sort(snap.older.begin(), snap.older.end(), [](const auto& a, const auto& b) {
+    return a.max_sequence > b.max_sequence;
+  });
+  // An id offered by older source i is hidden when the active memtable or a
+  // source newer than i holds it (as a vector or a tombstone).
+  auto held_by_newer = [&](uint64_t id, size_t i) -> absl::StatusOr<bool> {
+    const float* v;
+    {
+      ReaderMutexLock lock(&mu_);
+      if (snap.active->Get(id, &v) != MemTable::Lookup::kAbsent) return true;
+    }
+    for (size_t j = 0; j < i; ++j) {
+      const Snapshot::Source& newer = snap.older[j];
+      if (newer.mem != nullptr) {
+        if (newer.mem->Get(id, &v) != MemTable::Lookup::kAbsent) return true;
+      } else {
+        uint64_t sequence;
+        SHOAL_ASSIGN_OR_RETURN(Segment::Lookup found, newer.segment->Find(id, &sequence, &v));
+        if (found != Segment::Lookup::kAbsent) return true;
+      }
+    }
+    return false;
+  };
+  absl::Status lookup_status;
+  for (size_t i = 0; i < snap.older.size(); ++i) {
+    const Snapshot::Source& source = snap.older[i];
+    if (source.mem != nullptr) {
+      const std::function<bool(uint64_t)> visible = [&](uint64_t id) {
+        absl::StatusOr<bool> held = held_by_newer(id, i);
+        if (!held.ok() && lookup_status.ok()) lookup_status = held.status();
+        return held.ok() && !*held;
+      };
+      source.mem->Search(options_.metric, query, top, &visible);
+      if (timed) {
+        const int64_t now = timing::NowMicros();
+        absl::StrAppend(&sources, ";frozen:", now - t, ":0:", source.mem->live_count(), ":0");
+        t = now;
+      }
+    } else {
+      SegmentSearchStats stats;
+      SHOAL_RETURN_IF_ERROR(source.segment->Search(
+          query, options,
+          [&](uint64_t id, uint64_t) {
+            absl::StatusOr<bool> held = held_by_newer(id, i);
+            if (!held.ok() && lookup_status.ok()) lookup_status = held.status();
+            return held.ok() && !*held;
+          },
+          top, timed ? &stats : nullptr));
+      if (timed) {
+        const int64_t now = timing::NowMicros();
+        absl::StrAppend(&sources, ";segment:", now - t, ":", stats.hops, ":",
+                        stats.distance_computations, ":", stats.sectors_touched);
+        t = now;
+      }
+    }
+    SHOAL_RETURN_IF_ERROR(lookup_status);
+  }
+  emit();
+  return absl::OkStatus();
 }
 
 size_t Shard::live_count() const {
   ReaderMutexLock lock(&mu_);
-  return memtable_->live_count();
+  size_t n = active_->live_count();
+  for (const Frozen& f : frozen_) n += f.mem->live_count();
+  for (const SegmentSource& s : segments_) n += s.meta.vectors;
+  return n;  // an upper bound once versions overlap across sources
+}
+
+Shard::Stats Shard::GetStats() const {
+  ReaderMutexLock lock(&mu_);
+  Stats stats;
+  stats.memtable_bytes = active_->DataBytes();
+  for (const Frozen& f : frozen_) stats.memtable_bytes += f.mem->DataBytes();
+  stats.frozen_memtables = frozen_.size();
+  stats.segments = segments_.size();
+  for (const SegmentSource& s : segments_) {
+    stats.segment_vectors += s.meta.vectors;
+    stats.segment_tombstones += s.meta.tombstones;
+  }
+  return stats;
 }
 
 absl::Status Shard::SyncWal() { return wal_->SyncTo(wal_->end_lsn()); }
@@ -268,6 +826,12 @@ absl::Status Shard::Close() {
   MutexLock lock(&mu_);
   if (closed_) return absl::OkStatus();
   closed_ = true;
+  closing_ = true;
+  // Queued flush tasks hold `this`: wait for them. A flush in progress
+  // finishes; the frozen memtables left are in the log and come back on Open.
+  while (pending_tasks_.load() > 0 || flush_running_) {
+    flushed_.WaitFor(&mu_, std::chrono::milliseconds(1));
+  }
   if (wal_ == nullptr) return absl::OkStatus();
   return wal_->Close(/*sync=*/true);
 }

@@ -1,11 +1,22 @@
 // Copyright 2026 The shoal Authors.
 //
-// One shard of a collection: its write-ahead log and its memtable. Every
-// write is appended to the log and applied to the memtable under the shard's
-// mutex, so the log order is the apply order; searches and gets share the
-// mutex in reader mode. Writers on different shards never touch the same
-// lock. With FsyncPolicy::kAlways a writer waits for the log sync after
-// releasing the mutex, so concurrent writers share one fdatasync.
+// One shard of a collection: its write-ahead log, its memtables and its
+// segments.
+//
+// Sources and versions. A shard's data lives in sources: the active memtable
+// (takes writes), frozen memtables (full, waiting to become segments) and
+// segments (immutable Vamana graph files). Every write takes the next sequence
+// number of the shard; each source holds a range of sequence numbers and the
+// ranges never overlap, so for any id the source with the highest range that
+// holds it (as a vector or a tombstone) has its newest version.
+//
+// Writes: appended to the log and applied to the active memtable under the
+// shard mutex (log order = apply order). A memtable that passes
+// memtable_bytes is frozen (the log moves to a new file, so the frozen data is
+// exactly in the files before it) and a background flush builds a segment,
+// records it in the manifest, then deletes the log files it replaces.
+// With kAlways a writer waits for the log sync after releasing the mutex, so
+// concurrent writers share one fdatasync.
 //
 // Thread-safe.
 
@@ -13,7 +24,9 @@
 #define SHOAL_SRC_SHARD_SHARD_H_
 
 #include <cstddef>
+#include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <span>
 #include <string>
@@ -22,11 +35,14 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "util/mutex.h"
+#include "db/manifest_editor.h"
 #include "memtable/memtable.h"
+#include "segment/segment.h"
 #include "shoal/options.h"
 #include "util/background_worker.h"
 #include "util/file_system.h"
+#include "util/mutex.h"
+#include "util/thread_pool.h"
 #include "util/top_k.h"
 #include "wal/wal_reader.h"
 #include "wal/wal_writer.h"
@@ -34,9 +50,11 @@
 namespace shoal {
 
 struct ShardOptions {
+  std::string collection;
   uint32_t index = 0;  // this shard's number within its collection
   uint32_t dim = 0;
   Metric metric = Metric::kL2;
+  GraphOptions graph;
   FsyncPolicy fsync = FsyncPolicy::kNever;
   bool salvage_corrupt_wal = false;
   size_t wal_file_bytes = 64 << 20;
@@ -45,6 +63,11 @@ struct ShardOptions {
   bool preallocate = false;
   // Faults in log space and arena blocks ahead of writers; may be null.
   BackgroundWorker* prefaulter = nullptr;
+  // Runs flushes; may be null (then only Flush() builds segments, inline).
+  BackgroundWorker* flusher = nullptr;
+  ThreadPool* pool = nullptr;           // threads for graph builds
+  ManifestEditor* manifest = nullptr;   // REQUIRED
+  ShardMeta meta;                       // this shard's entry in the manifest
 };
 
 // What recovery found, for logs and tests.
@@ -57,34 +80,90 @@ struct RecoveryStats {
 
 class Shard {
  public:
-  // Opens the shard stored in `dir` (created when absent) and replays its log.
-  // DataLossError when the log is damaged before its tail, unless
-  // options.salvage_corrupt_wal.
+  // Opens the shard stored in `dir` (created when absent): opens the segments
+  // of options.meta, removes files no manifest entry names, and replays the
+  // log. DataLossError when the log is damaged before its tail (unless
+  // options.salvage_corrupt_wal) or a segment is damaged.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<Shard>> Open(
       FileSystem* fs, const std::string& dir, const ShardOptions& options);
   ~Shard();
 
   // Upserts ids[i] -> rows[i] (dim floats each, already validated and, for
   // kCosine, normalized). In order: a repeated id's last row wins.
+  // `route_us` is the caller's time for validation and routing, reported
+  // with SHOAL_DEBUG_TIMING.
   [[nodiscard]] absl::Status Put(std::span<const uint64_t> ids,
-                                 std::span<const float* const> rows);
+                                 std::span<const float* const> rows, int64_t route_us = 0);
   [[nodiscard]] absl::Status Delete(std::span<const uint64_t> ids);
 
-  // Copies the live vector of `id` into *out. NotFound when absent/deleted.
+  // Copies the newest live vector of `id` into *out. NotFound when absent or
+  // deleted.
   [[nodiscard]] absl::Status Get(uint64_t id, std::vector<float>* out) const;
-  // Offers this shard's live vectors to `top`.
-  void Search(const float* query, TopK* top) const;
+  // Offers this shard's newest live vectors to `top`: exact over memtables,
+  // beam search over segments.
+  [[nodiscard]] absl::Status Search(const float* query, const SearchOptions& options,
+                                    TopK* top) const;
+
+  // Freezes the active memtable (when not empty) and returns once every
+  // frozen memtable is a segment recorded in the manifest.
+  [[nodiscard]] absl::Status Flush();
+
+  // Bulk load, in three steps so that a collection can publish every shard's
+  // part in one manifest edit. Prepare freezes the active memtable and takes
+  // a sequence number (a barrier record in the log) that is newer than
+  // everything before and older than everything after; Build writes the
+  // segment (vectors are row-major, normalized, ids unique); Install makes
+  // it searchable after the edit is durable.
+  struct BulkPart {
+    uint64_t sequence = 0;
+    uint64_t number = 0;   // segment file number
+    std::shared_ptr<Segment> segment;
+    SegmentMeta meta;
+  };
+  [[nodiscard]] absl::StatusOr<BulkPart> PrepareBulk();
+  [[nodiscard]] absl::Status BuildBulk(BulkPart* part, std::span<const uint64_t> ids,
+                                       const float* vectors);
+  void InstallBulk(const BulkPart& part);
+  // Removes the segment file of a part that will not be installed.
+  void DiscardBulk(const BulkPart& part);
+
+  // Flushes, then merges every segment into one, dropping overwritten and
+  // deleted vectors.
+  [[nodiscard]] absl::Status Compact();
 
   // Makes everything appended so far durable.
   [[nodiscard]] absl::Status SyncWal();
-  // Syncs, trims and closes the log. Later writes return FailedPrecondition.
+  // Waits for background work, syncs, trims and closes the log. Later writes
+  // return FailedPrecondition.
   [[nodiscard]] absl::Status Close();
 
   const RecoveryStats& recovery_stats() const { return recovery_; }
   size_t live_count() const;
 
+  struct Stats {
+    size_t memtable_bytes = 0;  // active + frozen
+    size_t frozen_memtables = 0;
+    size_t segments = 0;
+    uint64_t segment_vectors = 0;
+    uint64_t segment_tombstones = 0;
+  };
+  Stats GetStats() const;
+
  private:
-  Shard(FileSystem* fs, std::string dir, const ShardOptions& options);
+  // A frozen memtable: immutable, waiting to be flushed.
+  struct Frozen {
+    std::shared_ptr<const MemTable> mem;
+    uint64_t min_sequence;
+    uint64_t max_sequence;
+    uint64_t last_wal_number;  // its records are in log files <= this
+  };
+  struct SegmentSource {
+    std::shared_ptr<Segment> segment;
+    SegmentMeta meta;
+  };
+  // A consistent view of the sources for a reader.
+  struct Snapshot;
+  class SyncingWriter;
   // Where the log is damaged: the valid prefix ends at `offset` of file
   // `numbers[file]`.
   struct Damage {
@@ -92,20 +171,39 @@ class Shard {
     size_t offset = 0;
     std::string message;
   };
+
+  Shard(FileSystem* fs, std::string dir, const ShardOptions& options);
+  std::unique_ptr<MemTable> NewMemTable() const;
+  std::string SegmentPath(uint64_t number) const;
+  absl::Status OpenSegments();
   absl::Status Recover();
-  // Replays the log files `numbers` (sorted) into the memtable. Sets *damage
-  // and stops when the log is damaged before its tail. On success leaves the
-  // writer's resume point in *resume_number / *resume_offset.
   absl::Status ReplayLog(const std::vector<uint64_t>& numbers, Damage* damage,
                          uint64_t* resume_number, size_t* resume_offset)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status ApplyRecord(const wal::RecordView& r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Appends one record and applies it. REQUIRES: mu_ held.
+  absl::Status ApplyRecord(const wal::RecordView& r, uint64_t file_number)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Appends one record and applies it.
+  // With timing, adds the microseconds spent in the log and the memtable.
+  struct PutTiming {
+    int64_t wal_us = 0;
+    int64_t memtable_us = 0;
+  };
   absl::StatusOr<uint64_t> AppendPut(std::span<const uint64_t> ids,
-                                     std::span<const float* const> rows)
+                                     std::span<const float* const> rows, PutTiming* timing)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status AfterAppend(uint64_t lsn);
-  class SyncingWriter;
+  // Freezes the active memtable when it is not empty, moving the log to a
+  // new file; schedules a flush.
+  absl::Status FreezeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void MaybeFreezeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ScheduleFlush() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Flushes frozen memtables, oldest first, until none is left (one runner
+  // at a time). Records a failure in flush_status_.
+  absl::Status RunFlushes();
+  // Turns the oldest frozen memtable into a segment. OK when none is left.
+  absl::Status FlushOldest();
+  // Removes log files <= number (all flushed).
+  void RemoveLogFilesUpTo(uint64_t number);
 
   FileSystem* const fs_;
   const std::string dir_;
@@ -113,10 +211,20 @@ class Shard {
   RecoveryStats recovery_;
 
   mutable Mutex mu_;
+  CondVar flushed_;  // signalled when a frozen memtable is gone or flushing failed
   std::unique_ptr<wal::WalWriter> wal_;  // set by Open; closed by Close
-  std::unique_ptr<MemTable> memtable_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<MemTable> active_ ABSL_GUARDED_BY(mu_);
+  uint64_t active_min_sequence_ ABSL_GUARDED_BY(mu_) = 1;
+  std::deque<Frozen> frozen_ ABSL_GUARDED_BY(mu_);  // oldest first
+  std::vector<SegmentSource> segments_ ABSL_GUARDED_BY(mu_);  // by sequence, oldest first
   uint64_t next_sequence_ ABSL_GUARDED_BY(mu_) = 1;
+  uint64_t flushed_sequence_ ABSL_GUARDED_BY(mu_) = 0;
+  bool flush_running_ ABSL_GUARDED_BY(mu_) = false;  // one flush at a time
+  absl::Status flush_status_ ABSL_GUARDED_BY(mu_);   // last background failure
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  bool closing_ ABSL_GUARDED_BY(mu_) = false;  // background flushes stop
+  std::atomic<int> pending_tasks_{0};  // flush tasks queued on the flusher
+  Mutex compact_mu_;  // one compaction at a time
 };
 
 }  // namespace shoal

@@ -21,8 +21,9 @@
 //     reserved  u16 = 0
 //     sequence  u64                   sequence number of the record's first op
 //     count     u32                   ops in the record (>= 1)
-//     dim       u32                   floats per vector (0 for deletes)
-//     payload   count ids (u64), then for kPut count*dim floats (f32)
+//     dim       u32                   floats per vector (0 otherwise)
+//     payload   kPut: count ids (u64), then count*dim floats (f32)
+//               kDelete: count ids (u64); kBarrier: nothing (count = 1)
 //     padding   zeros up to the next multiple of 8
 //   then zeros to the end of the file (space reserved for later records).
 //
@@ -47,6 +48,9 @@ inline constexpr size_t kRecordAlignment = 8;
 enum class RecordType : uint8_t {
   kPut = 1,     // upsert count vectors
   kDelete = 2,  // delete count ids
+  // A bulk load took this sequence number (count 1, no payload): records
+  // before it are older than the bulk segment, records after it newer.
+  kBarrier = 3,
 };
 // Record types with this bit set may be skipped by a reader that does not know
 // them; an unknown type without it is an error.

@@ -37,6 +37,9 @@ Parse ParseRecordAt(std::string_view data, size_t off, uint32_t dim, RecordView*
     case static_cast<uint8_t>(RecordType::kDelete):
       if (count == 0 || rec_dim != 0 || length != uint64_t{count} * 8) return Parse::kBad;
       break;
+    case static_cast<uint8_t>(RecordType::kBarrier):
+      if (count != 1 || rec_dim != 0 || length != 0) return Parse::kBad;
+      break;
     default:
       if ((type & kSafeToIgnoreBit) == 0) return Parse::kBad;
   }

@@ -101,6 +101,40 @@ void WalWriter::PrefaultAhead() {
   }
 }
 
+absl::Status WalWriter::RotateFor(size_t need) {
+  SHOAL_RETURN_IF_ERROR(append_status_);
+  // The old file is synced before any record goes into the new one, so that
+  // after a machine crash a later file never holds records while an earlier
+  // one lost some. The new file is ready before the old one goes, so a
+  // concurrent SyncTo always finds a file.
+  absl::StatusOr<std::unique_ptr<MappedFile>> next =
+      MapFile(number_ + 1, 0, kFileHeaderSize + need);
+  absl::Status s = next.status();
+  if (s.ok()) {
+    MutexLock lock(&file_mu_);
+    s = file_->Sync();
+    if (s.ok()) s = file_->CloseAndTruncate(offset_);
+    if (s.ok()) {
+      file_ = std::move(next).value();
+      number_ += 1;
+      offset_ = kFileHeaderSize;
+    }
+  }
+  if (!s.ok()) {
+    append_status_ = s;  // the log's order can no longer be promised
+    return s;
+  }
+  prefaulted_ = offset_;
+  PrefaultAhead();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> WalWriter::Rotate() {
+  const uint64_t old = number_;
+  SHOAL_RETURN_IF_ERROR(RotateFor(0));
+  return old;
+}
+
 absl::StatusOr<char*> WalWriter::BeginRecord(size_t payload_length) {
   if (sync_failed_.load(std::memory_order_relaxed)) {
     MutexLock lock(&sync_mu_);
@@ -108,31 +142,7 @@ absl::StatusOr<char*> WalWriter::BeginRecord(size_t payload_length) {
   }
   SHOAL_RETURN_IF_ERROR(append_status_);
   const size_t need = AlignRecord(kRecordHeaderSize + payload_length);
-  if (offset_ + need > file_->capacity()) {
-    // Rotate. The old file is synced before any record goes into the new
-    // one, so that after a machine crash a later file never holds records
-    // while an earlier one lost some. The new file is ready before the old
-    // one goes, so a concurrent SyncTo always finds a file.
-    absl::StatusOr<std::unique_ptr<MappedFile>> next =
-        MapFile(number_ + 1, 0, kFileHeaderSize + need);
-    absl::Status s = next.status();
-    if (s.ok()) {
-      MutexLock lock(&file_mu_);
-      s = file_->Sync();
-      if (s.ok()) s = file_->CloseAndTruncate(offset_);
-      if (s.ok()) {
-        file_ = std::move(next).value();
-        number_ += 1;
-        offset_ = kFileHeaderSize;
-      }
-    }
-    if (!s.ok()) {
-      append_status_ = s;  // the log's order can no longer be promised
-      return s;
-    }
-    prefaulted_ = offset_;
-    PrefaultAhead();
-  }
+  if (offset_ + need > file_->capacity()) SHOAL_RETURN_IF_ERROR(RotateFor(need));
   pending_payload_ = payload_length;
   return file_->data() + offset_ + kRecordHeaderSize;
 }

@@ -57,6 +57,11 @@ class WalWriter {
   // returns where the payload goes. Starts a new file when the current one is
   // too small (syncing the old one first, so that files reach disk in order).
   [[nodiscard]] absl::StatusOr<char*> BeginRecord(size_t payload_length);
+  // Closes the current file (synced) and continues in the next one. Returns
+  // the number of the file closed: every record appended so far is in files
+  // up to it.
+  [[nodiscard]] absl::StatusOr<uint64_t> Rotate();
+
   // Writes the header of the record begun last and publishes it. Returns the
   // log position just past it: SyncTo(that) makes it durable.
   uint64_t FinishRecord(RecordType type, uint64_t sequence, uint32_t count,
@@ -91,6 +96,8 @@ class WalWriter {
                                                       size_t min_capacity);
   absl::Status OpenFile(uint64_t number, size_t resume_offset, size_t min_capacity);
   absl::Status SyncCurrentFile();
+  // Starts the next file, big enough for a record of `need` bytes.
+  absl::Status RotateFor(size_t need);
   // Asks the prefaulter to fault in log space ahead of offset_.
   void PrefaultAhead();
 

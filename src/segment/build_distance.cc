@@ -1,0 +1,30 @@
+// Copyright 2026 The shoal Authors.
+
+#include "segment/build_distance.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace shoal::segment {
+
+BuildDistance::BuildDistance(const float* vectors, size_t n, uint32_t dim, Metric metric)
+    : vectors_(vectors), n_(n), dim_(dim), l2_(Kernels().l2_squared) {
+  if (metric != Metric::kInnerProduct || n == 0) return;
+  // Norms in double: h_x is the square root of a difference of two nearly
+  // equal numbers for the longest vectors, where float would lose it.
+  std::vector<double> norm2(n);
+  double max_norm2 = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const float* v = row(static_cast<uint32_t>(i));
+    double s = 0;
+    for (uint32_t j = 0; j < dim; ++j) s += static_cast<double>(v[j]) * v[j];
+    norm2[i] = s;
+    max_norm2 = std::max(max_norm2, s);
+  }
+  lift_.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    lift_[i] = static_cast<float>(std::sqrt(std::max(0.0, max_norm2 - norm2[i])));
+  }
+}
+
+}  // namespace shoal::segment

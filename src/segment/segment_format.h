@@ -1,0 +1,112 @@
+// Copyright 2026 The shoal Authors.
+//
+// Segment file format, version 1. docs/format.md ("Segment (version 1)")
+// gives every byte; this header holds the constants and the codecs of the
+// fixed-size parts.
+//
+//   header sector   4096 bytes: fields, zeros, xxh3-64 of bytes [0, 4088)
+//   node blocks     block_count blocks of sectors_per_block * 4096 bytes;
+//                   each holds nodes_per_block node records, zeros, and ends
+//                   with the xxh3-64 of the block's other bytes
+//   id table        (vector_count + tombstone_count) entries of 24 bytes,
+//                   sorted by id: id u64, sequence u64, node u32 (kNoNode for
+//                   a tombstone), reserved u32 = 0
+//   footer          64 bytes: offsets and lengths, xxh3-64 of the id table,
+//                   xxh3-64 of the footer's first 48 bytes, magic
+//
+// A node record (node_bytes, a multiple of 32): vector f32[dim], id u64,
+// sequence u64, degree u32, neighbours u32[R] (first `degree` used, rest 0),
+// zeros. Node i is record i % nodes_per_block of block i / nodes_per_block.
+
+#ifndef SHOAL_SRC_SEGMENT_SEGMENT_FORMAT_H_
+#define SHOAL_SRC_SEGMENT_SEGMENT_FORMAT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "shoal/options.h"
+
+namespace shoal::segment {
+
+inline constexpr std::string_view kMagic = "SHOALSEG";
+inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr size_t kSectorSize = 4096;
+inline constexpr size_t kHeaderSize = kSectorSize;
+inline constexpr size_t kChecksumSize = 8;  // xxh3-64, at the end of each block
+inline constexpr size_t kFooterSize = 64;
+inline constexpr size_t kIdEntrySize = 24;
+inline constexpr uint32_t kNoNode = 0xFFFFFFFFu;  // tombstone / no medoid
+inline constexpr size_t kNodeRecordAlignment = 32;
+
+// Limits a version-1 reader accepts (the writer enforces them too). Node
+// indices keep their top bit free for the search's "expanded" mark.
+inline constexpr uint32_t kMaxDim = 4096;
+inline constexpr uint32_t kMaxDegree = 4096;
+inline constexpr uint64_t kMaxVectors = (uint64_t{1} << 31) - 1;
+
+// Where node records sit. A pure function of (dim, R).
+struct NodeLayout {
+  uint32_t dim = 0;
+  uint32_t max_degree = 0;         // R
+  uint32_t node_bytes = 0;         // one record, padded to kNodeRecordAlignment
+  uint32_t nodes_per_block = 0;    // >= 1
+  uint32_t sectors_per_block = 0;  // >= 1; > 1 only when nodes_per_block == 1
+
+  // REQUIRES: 1 <= dim <= kMaxDim, 1 <= max_degree <= kMaxDegree.
+  static NodeLayout For(uint32_t dim, uint32_t max_degree);
+
+  size_t block_bytes() const { return size_t{sectors_per_block} * kSectorSize; }
+  uint64_t BlockCount(uint64_t nodes) const {
+    return (nodes + nodes_per_block - 1) / nodes_per_block;
+  }
+  // Offsets inside a record.
+  size_t id_offset() const { return size_t{dim} * 4; }
+  size_t sequence_offset() const { return id_offset() + 8; }
+  size_t degree_offset() const { return id_offset() + 16; }
+  size_t neighbors_offset() const { return id_offset() + 20; }
+};
+
+struct Header {
+  Metric metric = Metric::kL2;
+  uint32_t dim = 0;
+  uint32_t max_degree = 0;  // R
+  uint64_t vector_count = 0;
+  uint64_t tombstone_count = 0;
+  uint32_t medoid = kNoNode;  // entry node; kNoNode when vector_count == 0
+  NodeLayout layout;
+  uint64_t block_count = 0;
+  // Informational (how the graph was built); readers ignore them.
+  uint32_t build_list_size = 0;
+  float alpha = 0;
+};
+
+struct Footer {
+  uint64_t nodes_offset = 0;
+  uint64_t nodes_bytes = 0;
+  uint64_t id_table_offset = 0;
+  uint64_t id_table_bytes = 0;
+  uint64_t id_table_checksum = 0;
+};
+
+// The header sector (kHeaderSize bytes, checksum included).
+std::string EncodeHeader(const Header& header);
+// Parses and checks the header sector: magic, checksum, version, and that
+// every field is in range and consistent (layout == NodeLayout::For(dim, R),
+// block_count, medoid). DataLossError / FailedPreconditionError (newer
+// version), messages prefixed with `path`.
+absl::Status DecodeHeader(std::string_view sector, const std::string& path, Header* header);
+
+// The footer (kFooterSize bytes).
+std::string EncodeFooter(const Footer& footer);
+// Magic and checksum only; the caller checks offsets against the file.
+absl::Status DecodeFooter(std::string_view bytes, const std::string& path, Footer* footer);
+
+// "segment <path>: <what>", a DataLossError.
+absl::Status Corruption(const std::string& path, std::string_view what);
+
+}  // namespace shoal::segment
+
+#endif  // SHOAL_SRC_SEGMENT_SEGMENT_FORMAT_H_
