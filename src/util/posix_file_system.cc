@@ -5,7 +5,9 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -54,8 +56,9 @@ namespace {
 
 class PosixMappedFile final : public MappedFile {
  public:
-  PosixMappedFile(std::string path, int fd, char* base, size_t capacity)
-      : path_(std::move(path)), fd_(fd), base_(base), capacity_(capacity) {}
+  PosixMappedFile(std::string path, int fd, char* base, size_t capacity, bool in_memory)
+      : path_(std::move(path)), fd_(fd), base_(base), capacity_(capacity),
+        in_memory_(in_memory) {}
   ~PosixMappedFile() override {
     if (base_ != nullptr) munmap(base_, capacity_);
     if (fd_ >= 0) close(fd_);
@@ -74,7 +77,10 @@ class PosixMappedFile final : public MappedFile {
     const size_t page = 4096;
     const size_t begin = offset & ~(page - 1);
     const size_t end = std::min(capacity_, offset + length);
-    (void)madvise(base_ + begin, end - begin, MADV_POPULATE_WRITE);
+    // Only on tmpfs, where allocating the page is the whole cost of a first
+    // store and syncs are free. On a disk file, pre-dirtied pages would have
+    // to be written back by every fdatasync.
+    if (in_memory_) (void)madvise(base_ + begin, end - begin, MADV_POPULATE_WRITE);
 #endif
   }
   absl::Status CloseAndTruncate(size_t length) override {
@@ -96,6 +102,7 @@ class PosixMappedFile final : public MappedFile {
   Mutex map_mu_;  // keeps Populate off a mapping being unmapped
   char* base_;
   size_t capacity_;
+  const bool in_memory_;  // tmpfs: no disk behind the pages
 };
 
 class PosixReadOnlyMappedFile final : public ReadOnlyMappedFile {
@@ -187,8 +194,10 @@ class PosixFileSystem final : public FileSystem {
       (void)madvise(base, capacity, MADV_POPULATE_WRITE);
 #endif
     }
-    return std::make_unique<PosixMappedFile>(path, fd, static_cast<char*>(base),
-                                             capacity);
+    struct statfs fs_info;
+    const bool in_memory = fstatfs(fd, &fs_info) == 0 && fs_info.f_type == TMPFS_MAGIC;
+    return std::make_unique<PosixMappedFile>(path, fd, static_cast<char*>(base), capacity,
+                                             in_memory);
   }
 
   absl::StatusOr<std::unique_ptr<ReadOnlyMappedFile>> OpenReadOnlyMapped(
