@@ -62,6 +62,9 @@ absl::StatusOr<std::unique_ptr<Collection>> Collection::Open(
     }
   });
   for (const absl::Status& s : status) SHOAL_RETURN_IF_ERROR(s);
+  // Shard::Open may have created shard-<n>/: make those entries durable, or a
+  // machine crash could drop a shard directory with its synced log.
+  SHOAL_RETURN_IF_ERROR(context.fs->SyncDir(dir));
   return c;
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -40,6 +41,9 @@ absl::Status DBImpl::Open() {
           "database ", path_, " does not exist (Options::create_if_missing is false)"));
     }
     SHOAL_RETURN_IF_ERROR(fs_->CreateDir(path_));
+    // The new directory's entry in its parent must be durable too.
+    const std::string parent = std::filesystem::path(path_).parent_path().string();
+    SHOAL_RETURN_IF_ERROR(fs_->SyncDir(parent.empty() ? "." : parent));
   }
   SHOAL_ASSIGN_OR_RETURN(lock_, fs_->LockFile(JoinPath(path_, kLockFile)));
   pool_ = std::make_unique<ThreadPool>(options_.worker_threads);

@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <vector>
+#include <cstdlib>
 
 #include "distance/distance.h"
 #include "segment/prefetch.h"
@@ -53,7 +54,8 @@ class BuildDistance {
     return d;
   }
 
-  void Prefetch(uint32_t i) const { PrefetchBytes(row(i), size_t{dim_} * sizeof(float)); }
+  void Prefetch(uint32_t i) const { PrefetchBytes(row(i), size_t{dim_} * sizeof(float), TmpPf()); }
+  static size_t TmpPf() { static size_t v = getenv("PF") ? atoi(getenv("PF")) : 1024; return v; }
 
  private:
   const float* vectors_;

@@ -1,0 +1,227 @@
+// Copyright 2026 The shoal Authors.
+
+#include "segment/segment_reader.h"
+
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "util/coding.h"
+#include "util/hash.h"
+#include "util/status_macros.h"
+
+namespace shoal {
+
+absl::StatusOr<std::shared_ptr<Segment>> Segment::Open(FileSystem* fs, const std::string& path,
+                                                       uint32_t dim, Metric metric) {
+  return segment::SegmentReader::Open(fs, path, dim, metric);
+}
+
+namespace segment {
+namespace {
+
+// Reads of id table entry i.
+uint64_t EntryId(const char* table, uint64_t i) { return DecodeFixed64(table + i * kIdEntrySize); }
+uint64_t EntrySequence(const char* table, uint64_t i) {
+  return DecodeFixed64(table + i * kIdEntrySize + 8);
+}
+uint32_t EntryNode(const char* table, uint64_t i) {
+  return DecodeFixed32(table + i * kIdEntrySize + 16);
+}
+
+// Checks the footer's offsets against the header and the file size. Every
+// quantity is bounded by `size` before it is multiplied or added, so nothing
+// overflows whatever the bytes say.
+absl::Status CheckLayout(const Header& h, const Footer& f, uint64_t size,
+                         const std::string& path) {
+  const uint64_t nodes_bytes = h.block_count * h.layout.block_bytes();  // < 2^31 * 2^17
+  if (f.nodes_offset != kHeaderSize || f.nodes_bytes != nodes_bytes) {
+    return Corruption(path, "footer node area does not match the header");
+  }
+  if (h.tombstone_count > size) return Corruption(path, "tombstone count exceeds the file");
+  const uint64_t entries = h.vector_count + h.tombstone_count;
+  if (f.id_table_offset != f.nodes_offset + f.nodes_bytes ||
+      f.id_table_bytes != entries * kIdEntrySize) {
+    return Corruption(path, "footer id table does not match the header");
+  }
+  if (f.id_table_offset > size || f.id_table_bytes > size ||
+      f.id_table_offset + f.id_table_bytes + kFooterSize != size) {
+    return Corruption(path, absl::StrCat("file size ", size,
+                                         " does not match its layout (truncated?)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+SegmentReader::SegmentReader(std::string path, std::unique_ptr<ReadOnlyMappedFile> file,
+                             const Header& header, const Footer& footer)
+    : path_(std::move(path)),
+      file_(std::move(file)),
+      header_(header),
+      footer_(footer),
+      nodes_(file_->data() + footer.nodes_offset),
+      id_table_(file_->data() + footer.id_table_offset),
+      entry_count_(header.vector_count + header.tombstone_count),
+      block_bytes_(header.layout.block_bytes()),
+      div_magic_(header.layout.nodes_per_block > 1
+                     ? ~uint64_t{0} / header.layout.nodes_per_block + 1
+                     : 0),
+      verified_(std::make_unique<std::atomic<uint64_t>[]>((header.block_count + 63) / 64)) {}
+
+absl::StatusOr<std::shared_ptr<Segment>> SegmentReader::Open(FileSystem* fs,
+                                                             const std::string& path,
+                                                             uint32_t dim, Metric metric) {
+  SHOAL_ASSIGN_OR_RETURN(std::unique_ptr<ReadOnlyMappedFile> file, fs->OpenReadOnlyMapped(path));
+  const uint64_t size = file->size();
+  if (size < kHeaderSize + kFooterSize) {
+    return Corruption(path, absl::StrCat("truncated: ", size, " bytes"));
+  }
+  const char* data = file->data();
+  Header header;
+  SHOAL_RETURN_IF_ERROR(DecodeHeader(std::string_view(data, kHeaderSize), path, &header));
+  Footer footer;
+  SHOAL_RETURN_IF_ERROR(DecodeFooter(std::string_view(data + size - kFooterSize, kFooterSize),
+                                     path, &footer));
+  if (header.dim != dim || header.metric != metric) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "segment ", path, ": holds dim ", header.dim, " metric ",
+        static_cast<int>(header.metric), ", expected dim ", dim, " metric ",
+        static_cast<int>(metric)));
+  }
+  SHOAL_RETURN_IF_ERROR(CheckLayout(header, footer, size, path));
+  if (Checksum64(data + footer.id_table_offset, footer.id_table_bytes) !=
+      footer.id_table_checksum) {
+    return Corruption(path, absl::StrCat("id table checksum mismatch (offset ",
+                                         footer.id_table_offset, ")"));
+  }
+  std::shared_ptr<SegmentReader> segment(
+      new SegmentReader(path, std::move(file), header, footer));
+  SHOAL_RETURN_IF_ERROR(segment->CheckIdTable());
+  return segment;
+}
+
+absl::Status SegmentReader::CheckIdTable() const {
+  std::vector<bool> seen(header_.vector_count, false);
+  uint64_t tombstones = 0;
+  for (uint64_t i = 0; i < entry_count_; ++i) {
+    if (i > 0 && EntryId(id_table_, i) <= EntryId(id_table_, i - 1)) {
+      return Corruption(path_, absl::StrCat("id table not sorted at entry ", i));
+    }
+    const uint32_t node = EntryNode(id_table_, i);
+    if (node == kNoNode) {
+      ++tombstones;
+    } else if (node >= header_.vector_count || seen[node]) {
+      return Corruption(path_, absl::StrCat("id table entry ", i, " has a bad node"));
+    } else {
+      seen[node] = true;
+    }
+  }
+  // Sorted, in range and distinct: the live entries are exactly the nodes.
+  if (tombstones != header_.tombstone_count) {
+    return Corruption(path_, "id table tombstones do not match the header");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SegmentReader::VerifyBlock(uint32_t block) const {
+  const NodeLayout& layout = header_.layout;
+  const char* b = Block(block);
+  const uint64_t offset = footer_.nodes_offset + uint64_t{block} * block_bytes_;
+  const size_t body = block_bytes_ - kChecksumSize;
+  if (Checksum64(b, body) != DecodeFixed64(b + body)) {
+    return Corruption(path_, absl::StrCat("node block ", block, " (offset ", offset,
+                                          ") checksum mismatch"));
+  }
+  for (uint32_t slot = 0; slot < layout.nodes_per_block; ++slot) {
+    const uint64_t node = uint64_t{block} * layout.nodes_per_block + slot;
+    if (node >= header_.vector_count) break;
+    const char* record = b + size_t{slot} * layout.node_bytes;
+    const uint32_t degree = DecodeFixed32(record + layout.degree_offset());
+    bool ok = degree <= layout.max_degree;
+    for (uint32_t k = 0; ok && k < degree; ++k) {
+      ok = DecodeFixed32(record + layout.neighbors_offset() + 4 * k) < header_.vector_count;
+    }
+    if (!ok) {
+      return Corruption(path_, absl::StrCat("node ", node, " (offset ", offset,
+                                            ") has a bad neighbour list"));
+    }
+  }
+  verified_[block >> 6].fetch_or(uint64_t{1} << (block & 63), std::memory_order_relaxed);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Segment::Lookup> SegmentReader::Find(uint64_t id, uint64_t* sequence,
+                                                    const float** vector) const {
+  uint64_t lo = 0, hi = entry_count_;
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    if (EntryId(id_table_, mid) < id) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  if (lo == entry_count_ || EntryId(id_table_, lo) != id) return Lookup::kAbsent;
+  const uint32_t node = EntryNode(id_table_, lo);
+  if (node != kNoNode) {
+    SHOAL_RETURN_IF_ERROR(EnsureVerified(BlockOf(node)));
+    const char* record = NodeRecord(node);
+    if (DecodeFixed64(record + header_.layout.id_offset()) != id) {
+      return Corruption(path_, absl::StrCat("node ", node, " does not hold id ", id,
+                                            " as the id table says"));
+    }
+    if (vector != nullptr) *vector = NodeVector(record);
+  }
+  if (sequence != nullptr) *sequence = EntrySequence(id_table_, lo);
+  return node == kNoNode ? Lookup::kDeleted : Lookup::kLive;
+}
+
+absl::Status SegmentReader::ForEachVector(
+    const std::function<void(uint64_t id, uint64_t sequence, const float* vector)>& fn) const {
+  const NodeLayout& layout = header_.layout;
+  for (uint64_t node = 0; node < header_.vector_count; ++node) {
+    const uint32_t n = static_cast<uint32_t>(node);
+    if (node % layout.nodes_per_block == 0) SHOAL_RETURN_IF_ERROR(EnsureVerified(BlockOf(n)));
+    const char* record = NodeRecord(n);
+    fn(DecodeFixed64(record + layout.id_offset()),
+       DecodeFixed64(record + layout.sequence_offset()), NodeVector(record));
+  }
+  return absl::OkStatus();
+}
+
+void SegmentReader::ForEachTombstone(
+    const std::function<void(uint64_t id, uint64_t sequence)>& fn) const {
+  for (uint64_t i = 0; i < entry_count_; ++i) {
+    if (EntryNode(id_table_, i) == kNoNode) fn(EntryId(id_table_, i), EntrySequence(id_table_, i));
+  }
+}
+
+absl::Status SegmentReader::VerifyAll() const {
+  // Re-reads everything: the bytes under the mapping may have changed since
+  // Open (the file is shared with the page cache).
+  const char* data = file_->data();
+  const uint64_t size = file_->size();
+  Header header;
+  SHOAL_RETURN_IF_ERROR(DecodeHeader(std::string_view(data, kHeaderSize), path_, &header));
+  Footer footer;
+  SHOAL_RETURN_IF_ERROR(DecodeFooter(std::string_view(data + size - kFooterSize, kFooterSize),
+                                     path_, &footer));
+  if (std::memcmp(&footer, &footer_, sizeof(Footer)) != 0 ||
+      header.vector_count != header_.vector_count ||
+      header.tombstone_count != header_.tombstone_count || header.medoid != header_.medoid) {
+    return Corruption(path_, "header or footer changed since the segment was opened");
+  }
+  if (Checksum64(id_table_, footer_.id_table_bytes) != footer_.id_table_checksum) {
+    return Corruption(path_, absl::StrCat("id table checksum mismatch (offset ",
+                                          footer_.id_table_offset, ")"));
+  }
+  SHOAL_RETURN_IF_ERROR(CheckIdTable());
+  for (uint64_t block = 0; block < header_.block_count; ++block) {
+    SHOAL_RETURN_IF_ERROR(VerifyBlock(static_cast<uint32_t>(block)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace segment
+}  // namespace shoal

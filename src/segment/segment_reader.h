@@ -1,0 +1,97 @@
+// Copyright 2026 The shoal Authors.
+//
+// The Segment implementation over a read-only mapping of the file. Open
+// checks the header, footer and id table; node blocks are checked lazily,
+// the first time any search or lookup reads them, and remembered in an
+// atomic bitmap (one bit per block) so each is hashed once per process.
+//
+// Thread-safe: everything is immutable after Open except the bitmap, whose
+// bits only go from 0 to 1 (two threads may both verify a block; harmless).
+
+#ifndef SHOAL_SRC_SEGMENT_SEGMENT_READER_H_
+#define SHOAL_SRC_SEGMENT_SEGMENT_READER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "segment/segment.h"
+#include "segment/segment_format.h"
+
+namespace shoal::segment {
+
+class SegmentReader final : public Segment {
+ public:
+  static absl::StatusOr<std::shared_ptr<Segment>> Open(FileSystem* fs, const std::string& path,
+                                                       uint32_t dim, Metric metric);
+
+  uint64_t vector_count() const override { return header_.vector_count; }
+  uint64_t tombstone_count() const override { return header_.tombstone_count; }
+  const std::string& path() const override { return path_; }
+
+  absl::StatusOr<Lookup> Find(uint64_t id, uint64_t* sequence,
+                              const float** vector) const override;
+  absl::Status Search(const float* query, const SearchOptions& options,
+                      const std::function<bool(uint64_t id, uint64_t sequence)>& visible,
+                      TopK* top, SegmentSearchStats* stats) const override;
+  absl::Status ForEachVector(
+      const std::function<void(uint64_t id, uint64_t sequence, const float* vector)>& fn)
+      const override;
+  void ForEachTombstone(
+      const std::function<void(uint64_t id, uint64_t sequence)>& fn) const override;
+  absl::Status VerifyAll() const override;
+
+ private:
+  SegmentReader(std::string path, std::unique_ptr<ReadOnlyMappedFile> file,
+                const Header& header, const Footer& footer);
+
+  // Checks that the id table is sorted, and that every node appears in it
+  // exactly once and the tombstones number tombstone_count.
+  absl::Status CheckIdTable() const;
+
+  uint32_t BlockOf(uint32_t node) const {
+    if (header_.layout.nodes_per_block == 1) return node;
+    // node / nodes_per_block by multiplication (Lemire's fastdiv): exact for
+    // 32-bit operands, and a few cycles instead of a division per distance.
+    return static_cast<uint32_t>((static_cast<unsigned __int128>(div_magic_) * node) >> 64);
+  }
+  const char* Block(uint64_t block) const { return nodes_ + block * block_bytes_; }
+  const char* NodeRecord(uint32_t node) const {
+    const uint32_t block = BlockOf(node);
+    return Block(block) +
+           size_t{node - block * header_.layout.nodes_per_block} * header_.layout.node_bytes;
+  }
+  const float* NodeVector(const char* record) const {
+    return reinterpret_cast<const float*>(record);
+  }
+  // OK when `block` passed its checks before; otherwise checks it now.
+  absl::Status EnsureVerified(uint32_t block) const {
+    const uint64_t word = verified_[block >> 6].load(std::memory_order_relaxed);
+    if ((word >> (block & 63)) & 1) return absl::OkStatus();
+    return VerifyBlock(block);
+  }
+  // Checksum, and that each node's degree is <= R and its neighbours < n
+  // (so a search can follow them without bounds checks). Sets the block's bit.
+  absl::Status VerifyBlock(uint32_t block) const;
+
+  template <Metric kMetric>
+  absl::Status SearchImpl(const float* query, const SearchOptions& options,
+                          const std::function<bool(uint64_t, uint64_t)>& visible, TopK* top,
+                          SegmentSearchStats* stats) const;
+
+  const std::string path_;
+  const std::unique_ptr<ReadOnlyMappedFile> file_;
+  const Header header_;
+  const Footer footer_;
+  const char* const nodes_;     // first node block
+  const char* const id_table_;  // first id table entry
+  const uint64_t entry_count_;  // id table entries
+  const size_t block_bytes_;
+  const uint64_t div_magic_;    // 2^64 / nodes_per_block, rounded up
+  const std::unique_ptr<std::atomic<uint64_t>[]> verified_;  // bit per node block
+};
+
+}  // namespace shoal::segment
+
+#endif  // SHOAL_SRC_SEGMENT_SEGMENT_READER_H_

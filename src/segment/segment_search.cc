@@ -1,0 +1,170 @@
+// Copyright 2026 The shoal Authors.
+//
+// Beam search over a segment's graph (SegmentReader::Search).
+//
+// The candidate list holds the L closest nodes seen; each step expands the
+// beam_width closest unexpanded ones: their neighbour lists are read, the
+// neighbours not seen before have their distance computed and are offered to
+// the list. The search ends when every listed node has been expanded. Since
+// vectors are stored in full precision, the distances in the list are exact
+// and final: the first k visible entries are the answer.
+//
+// Each thread keeps its scratch (candidate list, visited set) in a
+// thread_local, so a query allocates nothing once the thread has searched a
+// segment this large. Reentrant: a `visible` callback that searches again
+// gets a scratch of its own.
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "absl/cleanup/cleanup.h"
+#include "distance/distance.h"
+#include "segment/candidate_list.h"
+#include "segment/prefetch.h"
+#include "segment/segment_reader.h"
+#include "segment/visited_set.h"
+#include "util/coding.h"
+#include "util/status_macros.h"
+
+namespace shoal::segment {
+namespace {
+
+// Vectors this many positions ahead of the one being compared are prefetched.
+constexpr size_t kPrefetchAhead = 4;
+
+struct SearchScratch {
+  CandidateList list;
+  VisitedSet visited;
+  VisitedSet blocks;  // node blocks read, for SegmentSearchStats
+  std::vector<uint32_t> beam;
+  std::vector<uint32_t> todo;
+  bool in_use = false;
+};
+
+thread_local SearchScratch tls_scratch;
+
+// Distance under kMetric from the query to a stored vector, by the public
+// conventions (see distance.h).
+template <Metric kMetric>
+struct QueryDistance {
+  DistanceFn kernel = kMetric == Metric::kL2 ? Kernels().l2_squared : Kernels().dot;
+  float operator()(const float* q, const float* v, size_t dim) const {
+    if constexpr (kMetric == Metric::kL2) {
+      return kernel(q, v, dim);
+    } else if constexpr (kMetric == Metric::kInnerProduct) {
+      return -kernel(q, v, dim);
+    } else {
+      return 1.0f - kernel(q, v, dim);
+    }
+  }
+};
+
+}  // namespace
+
+absl::Status SegmentReader::Search(const float* query, const SearchOptions& options,
+                                   const std::function<bool(uint64_t, uint64_t)>& visible,
+                                   TopK* top, SegmentSearchStats* stats) const {
+  if (header_.vector_count == 0 || options.k == 0) return absl::OkStatus();
+  switch (header_.metric) {
+    case Metric::kL2:
+      return SearchImpl<Metric::kL2>(query, options, visible, top, stats);
+    case Metric::kInnerProduct:
+      return SearchImpl<Metric::kInnerProduct>(query, options, visible, top, stats);
+    case Metric::kCosine:
+      return SearchImpl<Metric::kCosine>(query, options, visible, top, stats);
+  }
+  return absl::InternalError("unknown metric");  // Open rejects these
+}
+
+template <Metric kMetric>
+absl::Status SegmentReader::SearchImpl(const float* query, const SearchOptions& options,
+                                       const std::function<bool(uint64_t, uint64_t)>& visible,
+                                       TopK* top, SegmentSearchStats* stats) const {
+  std::unique_ptr<SearchScratch> own;
+  SearchScratch* s = &tls_scratch;
+  if (s->in_use) {
+    own = std::make_unique<SearchScratch>();
+    s = own.get();
+  }
+  s->in_use = true;
+  absl::Cleanup release = [s] { s->in_use = false; };
+
+  const NodeLayout& layout = header_.layout;
+  const size_t dim = layout.dim;
+  const size_t vector_bytes = dim * sizeof(float);
+  const QueryDistance<kMetric> distance;
+  const size_t n = header_.vector_count;
+  const size_t beam_width = std::max<uint32_t>(1, options.beam_width);
+  CandidateList& list = s->list;
+  list.Reset(std::max(options.list_size, options.k));
+  s->visited.Clear(n);
+  if (stats != nullptr) s->blocks.Clear(header_.block_count);
+  uint64_t hops = 0, computed = 0, sectors = 0;
+
+  // Offers node v: checks its block on first use, then its distance.
+  auto visit = [&](uint32_t v) -> absl::Status {
+    const uint32_t block = BlockOf(v);
+    SHOAL_RETURN_IF_ERROR(EnsureVerified(block));
+    if (stats != nullptr && !s->blocks.TestAndSet(block)) sectors += layout.sectors_per_block;
+    const float d = distance(query, NodeVector(NodeRecord(v)), dim);
+    ++computed;
+    if (list.Accepts(d)) list.Insert(d, v);
+    return absl::OkStatus();
+  };
+
+  s->visited.TestAndSet(header_.medoid);
+  SHOAL_RETURN_IF_ERROR(visit(header_.medoid));
+  while (true) {
+    // The beam: up to beam_width closest unexpanded candidates.
+    s->beam.clear();
+    for (size_t i = list.NextUnexpanded(); i < list.size() && s->beam.size() < beam_width;
+         ++i) {
+      if (list.expanded(i)) continue;
+      list.MarkExpanded(i);
+      s->beam.push_back(list.node(i));
+      PrefetchBytes(NodeRecord(list.node(i)) + layout.degree_offset(),
+                    4 + 4 * size_t{layout.max_degree});
+    }
+    if (s->beam.empty()) break;
+    hops += s->beam.size();
+    // Their neighbours not seen yet. Every listed node's block has been
+    // verified, so degree <= R and each neighbour < n.
+    s->todo.clear();
+    for (uint32_t u : s->beam) {
+      const char* record = NodeRecord(u);
+      const uint32_t degree = DecodeFixed32(record + layout.degree_offset());
+      const char* neighbors = record + layout.neighbors_offset();
+      for (uint32_t k = 0; k < degree; ++k) {
+        const uint32_t v = DecodeFixed32(neighbors + 4 * k);
+        if (!s->visited.TestAndSet(v)) s->todo.push_back(v);
+      }
+    }
+    const size_t m = s->todo.size();
+    for (size_t j = 0; j < std::min(m, kPrefetchAhead); ++j) {
+      PrefetchBytes(NodeRecord(s->todo[j]), vector_bytes);
+    }
+    for (size_t j = 0; j < m; ++j) {
+      if (j + kPrefetchAhead < m) PrefetchBytes(NodeRecord(s->todo[j + kPrefetchAhead]), vector_bytes);
+      SHOAL_RETURN_IF_ERROR(visit(s->todo[j]));
+    }
+  }
+
+  // The list is exact: offer its first k visible entries.
+  uint32_t offered = 0;
+  for (size_t i = 0; i < list.size() && offered < options.k; ++i) {
+    const char* record = NodeRecord(list.node(i));
+    const uint64_t id = DecodeFixed64(record + layout.id_offset());
+    if (visible && !visible(id, DecodeFixed64(record + layout.sequence_offset()))) continue;
+    top->Push(id, list.distance(i));
+    ++offered;
+  }
+  if (stats != nullptr) {
+    stats->hops += hops;
+    stats->distance_computations += computed;
+    stats->sectors_touched += sectors;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace shoal::segment

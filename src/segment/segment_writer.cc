@@ -1,0 +1,209 @@
+// Copyright 2026 The shoal Authors.
+//
+// BuildSegment: validates the contents, builds the graph (VamanaBuilder) and
+// writes the file (format in segment_format.h) atomically: `path`.tmp is
+// written front to back, fdatasync'ed and closed, renamed to `path`, and the
+// directory is fsync'ed. A crash leaves either no file at `path` or a
+// complete one; a stray .tmp is garbage for the caller to remove.
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "distance/distance.h"
+#include "segment/build_distance.h"
+#include "segment/segment.h"
+#include "segment/segment_format.h"
+#include "segment/vamana_builder.h"
+#include "util/coding.h"
+#include "util/hash.h"
+#include "util/status_macros.h"
+
+namespace shoal {
+namespace {
+
+using segment::kNoNode;
+
+// Node blocks are encoded and appended about this many bytes at a time.
+constexpr size_t kWriteChunkBytes = 1 << 20;
+
+struct IdEntry {
+  uint64_t id;
+  uint64_t sequence;
+  uint32_t node;  // kNoNode for a tombstone
+};
+
+absl::Status Validate(const SegmentContents& c, const GraphOptions& g) {
+  if (c.dim < 1 || c.dim > segment::kMaxDim) {
+    return absl::InvalidArgumentError(absl::StrCat("segment dim ", c.dim, " not in 1..",
+                                                   segment::kMaxDim));
+  }
+  if (static_cast<uint8_t>(c.metric) > static_cast<uint8_t>(Metric::kCosine)) {
+    return absl::InvalidArgumentError("segment metric unknown");
+  }
+  if (c.ids.size() != c.sequences.size() ||
+      c.tombstone_ids.size() != c.tombstone_sequences.size()) {
+    return absl::InvalidArgumentError("segment ids and sequences differ in length");
+  }
+  if (c.ids.size() > segment::kMaxVectors) {
+    return absl::InvalidArgumentError("segment has too many vectors");
+  }
+  if (!c.ids.empty() &&
+      (c.vectors == nullptr || !AllFinite(c.vectors, c.ids.size() * c.dim))) {
+    return absl::InvalidArgumentError("segment vectors missing or not finite");
+  }
+  if (g.max_degree < 1 || g.max_degree > segment::kMaxDegree) {
+    return absl::InvalidArgumentError(absl::StrCat("graph max_degree ", g.max_degree,
+                                                   " not in 1..", segment::kMaxDegree));
+  }
+  if (g.build_list_size < 1) {
+    return absl::InvalidArgumentError("graph build_list_size must be >= 1");
+  }
+  if (!(g.alpha >= 1.0f) || !std::isfinite(g.alpha)) {
+    return absl::InvalidArgumentError("graph alpha must be finite and >= 1");
+  }
+  return absl::OkStatus();
+}
+
+// Every entry, sorted by id. InvalidArgument when an id repeats.
+absl::StatusOr<std::vector<IdEntry>> SortedIdTable(const SegmentContents& c) {
+  std::vector<IdEntry> entries;
+  entries.reserve(c.ids.size() + c.tombstone_ids.size());
+  for (size_t i = 0; i < c.ids.size(); ++i) {
+    entries.push_back({c.ids[i], c.sequences[i], static_cast<uint32_t>(i)});
+  }
+  for (size_t i = 0; i < c.tombstone_ids.size(); ++i) {
+    entries.push_back({c.tombstone_ids[i], c.tombstone_sequences[i], kNoNode});
+  }
+  std::sort(entries.begin(), entries.end(),
+            [](const IdEntry& a, const IdEntry& b) { return a.id < b.id; });
+  for (size_t i = 1; i < entries.size(); ++i) {
+    if (entries[i].id == entries[i - 1].id) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("segment contents hold id ", entries[i].id, " twice"));
+    }
+  }
+  return entries;
+}
+
+std::string DirName(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+// Encodes node `node` at `out` (layout.node_bytes bytes, already zero).
+void EncodeNode(const SegmentContents& c, const segment::NodeLayout& layout,
+                const segment::VamanaBuilder& graph, uint32_t node, char* out) {
+  std::memcpy(out, c.vectors + size_t{node} * c.dim, size_t{c.dim} * sizeof(float));
+  EncodeFixed64(out + layout.id_offset(), c.ids[node]);
+  EncodeFixed64(out + layout.sequence_offset(), c.sequences[node]);
+  const std::span<const uint32_t> neighbors = graph.neighbors(node);
+  EncodeFixed32(out + layout.degree_offset(), static_cast<uint32_t>(neighbors.size()));
+  std::memcpy(out + layout.neighbors_offset(), neighbors.data(),
+              neighbors.size() * sizeof(uint32_t));
+}
+
+absl::Status WriteNodeBlocks(WritableFile* file, const SegmentContents& c,
+                             const segment::Header& h, const segment::VamanaBuilder& graph) {
+  const segment::NodeLayout& layout = h.layout;
+  const size_t block_bytes = layout.block_bytes();
+  const size_t blocks_per_chunk = std::max<size_t>(1, kWriteChunkBytes / block_bytes);
+  std::string chunk;
+  for (uint64_t first = 0; first < h.block_count; first += blocks_per_chunk) {
+    const uint64_t blocks = std::min<uint64_t>(blocks_per_chunk, h.block_count - first);
+    chunk.assign(blocks * block_bytes, '\0');
+    for (uint64_t b = 0; b < blocks; ++b) {
+      char* block = chunk.data() + b * block_bytes;
+      for (uint32_t slot = 0; slot < layout.nodes_per_block; ++slot) {
+        const uint64_t node = (first + b) * layout.nodes_per_block + slot;
+        if (node >= h.vector_count) break;
+        EncodeNode(c, layout, graph, static_cast<uint32_t>(node),
+                   block + size_t{slot} * layout.node_bytes);
+      }
+      const size_t body = block_bytes - segment::kChecksumSize;
+      EncodeFixed64(block + body, Checksum64(block, body));
+    }
+    SHOAL_RETURN_IF_ERROR(file->Append(chunk));
+  }
+  return absl::OkStatus();
+}
+
+std::string EncodeIdTable(const std::vector<IdEntry>& entries) {
+  std::string out(entries.size() * segment::kIdEntrySize, '\0');
+  for (size_t i = 0; i < entries.size(); ++i) {
+    char* e = out.data() + i * segment::kIdEntrySize;
+    EncodeFixed64(e, entries[i].id);
+    EncodeFixed64(e + 8, entries[i].sequence);
+    EncodeFixed32(e + 16, entries[i].node);
+    // e + 20: reserved, zero.
+  }
+  return out;
+}
+
+absl::Status WriteFile(WritableFile* file, const SegmentContents& c, const segment::Header& h,
+                       const segment::VamanaBuilder& graph,
+                       const std::vector<IdEntry>& entries) {
+  SHOAL_RETURN_IF_ERROR(file->Append(segment::EncodeHeader(h)));
+  SHOAL_RETURN_IF_ERROR(WriteNodeBlocks(file, c, h, graph));
+  const std::string id_table = EncodeIdTable(entries);
+  SHOAL_RETURN_IF_ERROR(file->Append(id_table));
+  segment::Footer f;
+  f.nodes_offset = segment::kHeaderSize;
+  f.nodes_bytes = h.block_count * h.layout.block_bytes();
+  f.id_table_offset = f.nodes_offset + f.nodes_bytes;
+  f.id_table_bytes = id_table.size();
+  f.id_table_checksum = Checksum64(id_table.data(), id_table.size());
+  SHOAL_RETURN_IF_ERROR(file->Append(segment::EncodeFooter(f)));
+  SHOAL_RETURN_IF_ERROR(file->Sync());
+  return file->Close();
+}
+
+}  // namespace
+
+absl::Status BuildSegment(FileSystem* fs, ThreadPool* pool, const std::string& path,
+                          const SegmentContents& contents, const SegmentBuildOptions& options,
+                          SegmentBuildStats* stats) {
+  SHOAL_RETURN_IF_ERROR(Validate(contents, options.graph));
+  SHOAL_ASSIGN_OR_RETURN(const std::vector<IdEntry> entries, SortedIdTable(contents));
+
+  const size_t n = contents.ids.size();
+  segment::BuildDistance distance(contents.vectors, n, contents.dim, contents.metric);
+  segment::VamanaBuilder graph(distance, options.graph, options.seed);
+  graph.Build(pool, stats);
+
+  const auto start = std::chrono::steady_clock::now();
+  segment::Header h;
+  h.metric = contents.metric;
+  h.dim = contents.dim;
+  h.max_degree = options.graph.max_degree;
+  h.vector_count = n;
+  h.tombstone_count = contents.tombstone_ids.size();
+  h.medoid = n == 0 ? kNoNode : graph.medoid();
+  h.layout = segment::NodeLayout::For(h.dim, h.max_degree);
+  h.block_count = h.layout.BlockCount(n);
+  h.build_list_size = options.graph.build_list_size;
+  h.alpha = options.graph.alpha;
+
+  const std::string tmp = path + ".tmp";
+  SHOAL_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, fs->NewWritableFile(tmp));
+  absl::Status s = WriteFile(file.get(), contents, h, graph, entries);
+  file.reset();
+  if (s.ok()) s = fs->Rename(tmp, path);
+  if (!s.ok()) {
+    fs->RemoveFile(tmp).IgnoreError();  // best effort: the error above is what matters
+    return s;
+  }
+  SHOAL_RETURN_IF_ERROR(fs->SyncDir(DirName(path)));
+  if (stats != nullptr) {
+    stats->write_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace shoal

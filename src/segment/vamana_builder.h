@@ -1,0 +1,110 @@
+// Copyright 2026 The shoal Authors.
+//
+// Builds a Vamana graph (DiskANN, Subramanya et al. 2019) in memory:
+//
+//   1. entry point: the medoid (FindMedoid);
+//   2. pass 1, alpha = 1: starting from an empty graph, every point in a
+//      seeded random order is inserted: a greedy search for it from the
+//      medoid with list size L, RobustPrune of the nodes it expanded (plus
+//      its current neighbours) down to R, then a backward edge from each new
+//      neighbour, pruned when that neighbour's list overflows;
+//   3. pass 2 repeats this with the configured alpha over the pass-1 graph;
+//   4. lists still longer than R (see kSlack) are pruned to R.
+//
+// Points are inserted concurrently on all threads of the pool: each node's
+// list has a spinlock, held only to copy or update that list (and during
+// the prune of an overflowing list). Searches may miss edges being added
+// concurrently, as in DiskANN; with one thread the graph is a pure function
+// of (points, options, seed).
+//
+// Not thread-safe; one Build per object.
+
+#ifndef SHOAL_SRC_SEGMENT_VAMANA_BUILDER_H_
+#define SHOAL_SRC_SEGMENT_VAMANA_BUILDER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "segment/build_distance.h"
+#include "segment/candidate_list.h"
+#include "segment/robust_prune.h"
+#include "segment/segment.h"
+#include "segment/visited_set.h"
+#include "shoal/options.h"
+#include "util/thread_pool.h"
+
+namespace shoal::segment {
+
+class VamanaBuilder {
+ public:
+  // `distance` must outlive this object. REQUIRES: max_degree >= 1,
+  // build_list_size >= 1, alpha >= 1, distance.size() < 2^31.
+  VamanaBuilder(const BuildDistance& distance, const GraphOptions& options, uint64_t seed);
+  VamanaBuilder(const VamanaBuilder&) = delete;
+  VamanaBuilder& operator=(const VamanaBuilder&) = delete;
+
+  // Builds the graph on `pool`'s threads (null: the calling thread only).
+  // Fills the medoid/pass timings and distance_computations of *stats
+  // (may be null).
+  void Build(ThreadPool* pool, SegmentBuildStats* stats);
+
+  // After Build: the entry point, and each node's out-neighbours (at most R,
+  // closest first). Valid while this object lives.
+  uint32_t medoid() const { return medoid_; }
+  std::span<const uint32_t> neighbors(uint32_t node) const {
+    return {&ids_[size_t{node} * capacity_], counts_[node]};
+  }
+
+ private:
+  // Per-thread buffers, reused for every insertion so the inner loops never
+  // allocate.
+  // Cache-line aligned: the threads update their own scratch constantly.
+  struct alignas(64) Scratch {
+    CandidateList list;
+    VisitedSet visited;
+    std::vector<Candidate> expanded;  // nodes expanded by the last search
+    std::vector<Candidate> pool;
+    std::vector<Candidate> pruned;
+    std::vector<Candidate> chosen;  // the new list of the node being inserted
+    std::vector<uint32_t> neighbors;
+    std::vector<uint32_t> todo;
+    uint64_t distances = 0;
+  };
+
+  void RunPass(const std::vector<uint32_t>& order, float alpha, ThreadPool* pool);
+  void Insert(uint32_t p, float alpha, Scratch* s);
+  // Greedy search for point p from the medoid; leaves the expanded nodes in
+  // s->expanded.
+  void Search(uint32_t p, Scratch* s);
+  void AddBackEdge(uint32_t from, uint32_t to, float distance, float alpha, Scratch* s);
+  // Replaces `node`'s list by RobustPrune of it (plus `extra`, when given).
+  // REQUIRES: node's lock held, or no concurrent access.
+  void PruneList(uint32_t node, const Candidate* extra, float alpha, Scratch* s);
+  void FinalPrune(ThreadPool* pool, float alpha);
+
+  void Lock(uint32_t node);
+  void Unlock(uint32_t node) { locks_[node].store(0, std::memory_order_release); }
+
+  const BuildDistance& distance_;
+  const size_t n_;
+  const uint32_t max_degree_;  // R
+  const uint32_t list_size_;   // L
+  const float alpha_;
+  const uint32_t capacity_;    // slots per list: R plus slack
+  const uint64_t seed_;
+  uint32_t medoid_ = 0;
+
+  // Adjacency lists, capacity_ slots per node; guarded by locks_[node].
+  std::vector<uint32_t> counts_;
+  std::unique_ptr<uint32_t[]> ids_;
+  std::unique_ptr<float[]> distances_;  // distance of each edge: prunes need no recomputation
+  std::unique_ptr<std::atomic<uint8_t>[]> locks_;
+  std::vector<Scratch> scratch_;  // one per thread
+};
+
+}  // namespace shoal::segment
+
+#endif  // SHOAL_SRC_SEGMENT_VAMANA_BUILDER_H_
