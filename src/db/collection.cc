@@ -342,6 +342,14 @@ absl::Status Collection::Close() {
   return first;
 }
 
+CollectionReport Collection::Report() const {
+  CollectionReport report;
+  report.name = name_;
+  report.options = options_;
+  for (const auto& shard : shards_) report.shards.push_back(shard->Report());
+  return report;
+}
+
 size_t Collection::live_count() const {
   size_t n = 0;
   for (const auto& shard : shards_) n += shard->live_count();

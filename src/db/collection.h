@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "db/inspect.h"
 #include "db/manifest.h"
 #include "db/manifest_editor.h"
 #include "shard/shard.h"
@@ -72,6 +73,8 @@ class Collection {
   [[nodiscard]] absl::Status Close();
 
   size_t live_count() const;
+  // Statistics for the inspection tools.
+  CollectionReport Report() const;
 
  private:
   Collection(ThreadPool* pool, std::string dir, std::string name,

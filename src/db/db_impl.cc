@@ -305,6 +305,12 @@ absl::Status DBImpl::Compact() {
   return absl::OkStatus();
 }
 
+std::vector<CollectionReport> DBImpl::CollectStats() const {
+  std::vector<CollectionReport> out;
+  for (const auto& c : AllCollections()) out.push_back(c->Report());
+  return out;
+}
+
 void DBImpl::IntervalSyncLoop() {
   const auto period = std::chrono::microseconds(options_.sync_interval_us);
   while (true) {

@@ -18,6 +18,7 @@
 #include "util/mutex.h"
 #include "db/collection.h"
 #include "db/manifest.h"
+#include "db/inspect.h"
 #include "db/manifest_editor.h"
 #include "shoal/db.h"
 #include "util/background_worker.h"
@@ -69,6 +70,8 @@ class DBImpl final : public DB, private ManifestEditor {
   absl::Status BulkLoad(std::string_view collection, std::span<const uint64_t> ids,
                         std::span<const float> vectors) override;
   absl::Status Flush() override;
+  // For the inspection tools (db/inspect.h).
+  std::vector<struct CollectionReport> CollectStats() const;
   absl::Status Compact() override;
   absl::Status Close() override;
 

@@ -806,18 +806,35 @@ size_t Shard::live_count() const {
   return n;  // an upper bound once versions overlap across sources
 }
 
-Shard::Stats Shard::GetStats() const {
-  ReaderMutexLock lock(&mu_);
-  Stats stats;
-  stats.memtable_bytes = active_->DataBytes();
-  for (const Frozen& f : frozen_) stats.memtable_bytes += f.mem->DataBytes();
-  stats.frozen_memtables = frozen_.size();
-  stats.segments = segments_.size();
-  for (const SegmentSource& s : segments_) {
-    stats.segment_vectors += s.meta.vectors;
-    stats.segment_tombstones += s.meta.tombstones;
+ShardReport Shard::Report() const {
+  ShardReport report;
+  report.index = options_.index;
+  {
+    ReaderMutexLock lock(&mu_);
+    report.memtable_bytes = active_->DataBytes();
+    report.deleted = active_->tombstone_count();
+    for (const Frozen& f : frozen_) {
+      report.memtable_bytes += f.mem->DataBytes();
+      report.deleted += f.mem->tombstone_count();
+    }
+    report.frozen_memtables = frozen_.size();
+    report.segments = segments_.size();
+    for (const SegmentSource& s : segments_) {
+      report.segment_vectors += s.meta.vectors;
+      report.deleted += s.meta.tombstones;
+    }
   }
-  return stats;
+  absl::StatusOr<std::vector<std::string>> names = fs_->ListDir(dir_);
+  if (names.ok()) {
+    for (const std::string& name : *names) {
+      uint64_t number;
+      if (!wal::ParseWalFileName(name, &number)) continue;
+      report.wal_files += 1;
+      absl::StatusOr<uint64_t> size = fs_->FileSize(JoinPath(dir_, name));
+      if (size.ok()) report.wal_bytes += *size;
+    }
+  }
+  return report;
 }
 
 absl::Status Shard::SyncWal() { return wal_->SyncTo(wal_->end_lsn()); }

@@ -35,6 +35,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "db/inspect.h"
 #include "db/manifest_editor.h"
 #include "memtable/memtable.h"
 #include "segment/segment.h"
@@ -140,14 +141,8 @@ class Shard {
   const RecoveryStats& recovery_stats() const { return recovery_; }
   size_t live_count() const;
 
-  struct Stats {
-    size_t memtable_bytes = 0;  // active + frozen
-    size_t frozen_memtables = 0;
-    size_t segments = 0;
-    uint64_t segment_vectors = 0;
-    uint64_t segment_tombstones = 0;
-  };
-  Stats GetStats() const;
+  // Statistics for the inspection tools.
+  ShardReport Report() const;
 
  private:
   // A frozen memtable: immutable, waiting to be flushed.

@@ -1,0 +1,106 @@
+// Copyright 2026 The shoal Authors.
+
+#include "db/inspect.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "db/db_impl.h"
+#include "db/manifest.h"
+#include "segment/segment.h"
+#include "util/coding.h"
+#include "util/status_macros.h"
+#include "wal/wal_format.h"
+#include "wal/wal_reader.h"
+#include "wal/wal_writer.h"
+
+namespace shoal {
+
+absl::StatusOr<std::vector<CollectionReport>> CollectStats(DB& db) {
+  DBImpl* impl = dynamic_cast<DBImpl*>(&db);
+  if (impl == nullptr) return absl::InvalidArgumentError("not a database opened by DB::Open");
+  return impl->CollectStats();
+}
+
+namespace {
+
+void CheckLogFile(FileSystem* fs, const std::string& path, uint32_t shard, uint64_t number,
+                  uint32_t dim, VerifyReport* report) {
+  absl::StatusOr<std::string> contents = fs->ReadFile(path);
+  if (!contents.ok()) {
+    report->problems.push_back({path, std::string(contents.status().message()), true});
+    return;
+  }
+  report->files_checked += 1;
+  report->bytes_checked += contents->size();
+  absl::StatusOr<wal::ReadResult> result = wal::ReadWalFile(
+      *contents, path, shard, number, dim,
+      [](const wal::RecordView&) { return absl::OkStatus(); });
+  if (!result.ok()) {
+    report->problems.push_back({path, std::string(result.status().message()), true});
+  } else if (result->corrupted) {
+    report->problems.push_back(
+        {path,
+         absl::StrCat("damaged record at offset ", result->corrupt_offset,
+                      " with valid records after it"),
+         true});
+  } else if (result->torn_tail) {
+    report->problems.push_back(
+        {path,
+         absl::StrCat("torn tail at offset ", result->valid_end,
+                      " (an interrupted write; recovery drops it)"),
+         false});
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<VerifyReport> VerifyDatabase(FileSystem* fs, const std::string& path) {
+  SHOAL_ASSIGN_OR_RETURN(std::unique_ptr<FileLock> lock,
+                         fs->LockFile(JoinPath(path, kLockFile)));
+  VerifyReport report;
+  const std::string manifest_path = JoinPath(path, kManifestFile);
+  SHOAL_ASSIGN_OR_RETURN(std::string bytes, fs->ReadFile(manifest_path));
+  report.files_checked += 1;
+  report.bytes_checked += bytes.size();
+  absl::StatusOr<Manifest> manifest = DecodeManifest(bytes, manifest_path);
+  if (!manifest.ok()) {
+    report.problems.push_back({manifest_path, std::string(manifest.status().message()), true});
+    return report;  // without the manifest nothing else can be interpreted
+  }
+  for (const CollectionMeta& c : manifest->collections) {
+    for (uint32_t s = 0; s < c.options.shard_count; ++s) {
+      const std::string dir = JoinPath(JoinPath(path, c.name), absl::StrCat("shard-", s));
+      absl::StatusOr<std::vector<std::string>> names = fs->ListDir(dir);
+      if (!names.ok()) {
+        if (!absl::IsNotFound(names.status())) {
+          report.problems.push_back({dir, std::string(names.status().message()), true});
+        }
+        continue;
+      }
+      std::sort(names->begin(), names->end());
+      for (const std::string& name : *names) {
+        uint64_t number;
+        if (wal::ParseWalFileName(name, &number)) {
+          CheckLogFile(fs, JoinPath(dir, name), s, number, c.options.dim, &report);
+        }
+      }
+      for (const SegmentMeta& seg : c.shards[s].segments) {
+        const std::string seg_path = JoinPath(dir, absl::StrFormat("seg-%06d.vamana", seg.number));
+        absl::StatusOr<std::shared_ptr<Segment>> segment =
+            Segment::Open(fs, seg_path, c.options.dim, c.options.metric);
+        absl::Status status = segment.status();
+        if (status.ok()) status = (*segment)->VerifyAll();
+        report.files_checked += 1;
+        absl::StatusOr<uint64_t> size = fs->FileSize(seg_path);
+        if (size.ok()) report.bytes_checked += *size;
+        if (!status.ok()) report.problems.push_back({seg_path, std::string(status.message()), true});
+      }
+    }
+  }
+  return report;
+}
+
+}  // namespace shoal
