@@ -1,0 +1,159 @@
+// Copyright 2026 The shoal Authors.
+//
+// The `shoal` command-line tool, run as a user would: every subcommand on a
+// small database, and `verify` on a database with a flipped byte.
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "dataset/dataset_reader.h"
+#include "dataset/dataset_writer.h"
+#include "gtest/gtest.h"
+#include "testutil/temp_dir.h"
+#include "util/file_system.h"
+
+#ifndef SHOAL_TOOL_PATH
+#error "SHOAL_TOOL_PATH must name the built shoal binary"
+#endif
+
+namespace shoal {
+namespace {
+
+struct ToolRun {
+  int exit_code;
+  std::string output;  // stdout and stderr
+};
+
+ToolRun Shoal(const std::string& args) {
+  const std::string command = std::string(SHOAL_TOOL_PATH) + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  ToolRun run{-1, ""};
+  if (pipe == nullptr) return run;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) run.output.append(buf, n);
+  const int status = pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+class ShoalToolTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    db_ = dir_.Sub("db");
+    base_ = dir_.Sub("base.fvecs");
+    queries_ = dir_.Sub("queries.fbin");
+    Matrix base{500, 8, test::RandomVectors(500, 8, 1)};
+    ASSERT_OK(WriteVectors(FileSystem::Default(), base_, base));
+    Matrix queries{3, 8, std::vector<float>(base.data.begin(), base.data.begin() + 24)};
+    ASSERT_OK(WriteVectors(FileSystem::Default(), queries_, queries));
+  }
+  test::TempDir dir_;
+  std::string db_, base_, queries_;
+};
+
+TEST_F(ShoalToolTest, CreateLoadSearchStatsVerifyDumpWal) {
+  ToolRun r = Shoal("create " + db_ + " --dim 8 --metric l2 --shards 2");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = Shoal("load " + db_ + " " + base_ + " --batch 100");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("loaded 500 vectors"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("vectors/s"), std::string::npos) << r.output;
+
+  // The queries are base rows 0, 1, 2: each finds itself first, at distance 0.
+  r = Shoal("search " + db_ + " --query " + queries_ + " -k 3");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("0: 0:0 "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("1: 1:0 "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("2: 2:0 "), std::string::npos) << r.output;
+
+  r = Shoal("load " + db_ + " " + base_ + " --bulk --first_id 1000");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = Shoal("stats " + db_);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("collection 'default': dim 8, metric l2, 2 shard(s)"),
+            std::string::npos)
+      << r.output;
+
+  r = Shoal("verify " + db_);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(": OK"), std::string::npos) << r.output;
+
+  // The bulk load flushed what the log held: write more, then dump the log.
+  r = Shoal("load " + db_ + " " + base_ + " --first_id 5000");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::string wal;
+  for (const auto& e : std::filesystem::directory_iterator(db_ + "/default/shard-0")) {
+    if (e.path().extension() == ".log") wal = e.path().string();
+  }
+  ASSERT_FALSE(wal.empty());
+  r = Shoal("dump-wal " + wal);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(" put "), std::string::npos) << r.output;
+}
+
+TEST_F(ShoalToolTest, VerifyReportsAFlippedByteAndExitsThree) {
+  ASSERT_EQ(Shoal("create " + db_ + " --dim 8 --shards 1").exit_code, 0);
+  // Three separate loads: three records, so damage in the first is not a tail.
+  for (int i = 0; i < 3; ++i) {
+    ToolRun r = Shoal("load " + db_ + " " + base_ + " --first_id " + std::to_string(i * 1000));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  const std::string wal = db_ + "/default/shard-0/wal-000001.log";
+  {
+    std::fstream f(wal, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(32 + 32 + 100);  // inside the first record's payload
+    f.put('\x7f');
+  }
+  ToolRun r = Shoal("verify " + db_);
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("DAMAGED"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("wal-000001.log"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("offset 32"), std::string::npos) << r.output;
+  r = Shoal("dump-wal " + wal);
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+}
+
+TEST_F(ShoalToolTest, VerifyReportsADamagedSegment) {
+  ASSERT_EQ(Shoal("create " + db_ + " --dim 8 --shards 1").exit_code, 0);
+  ASSERT_EQ(Shoal("load " + db_ + " " + base_ + " --bulk").exit_code, 0);
+  std::string segment;
+  for (const auto& e : std::filesystem::directory_iterator(db_ + "/default/shard-0")) {
+    if (e.path().extension() == ".vamana") segment = e.path().string();
+  }
+  ASSERT_FALSE(segment.empty());
+  {
+    std::fstream f(segment, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(5000);  // inside a node sector
+    f.put('\x55');
+  }
+  ToolRun r = Shoal("verify " + db_);
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find(".vamana"), std::string::npos) << r.output;
+}
+
+TEST_F(ShoalToolTest, BadUsageAndBadInputGiveClearErrors) {
+  EXPECT_EQ(Shoal("").exit_code, 2);
+  EXPECT_EQ(Shoal("frobnicate").exit_code, 2);
+  EXPECT_EQ(Shoal("--help").exit_code, 0);
+  ToolRun r = Shoal("create " + db_ + " --dim 0");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("dim"), std::string::npos) << r.output;
+  r = Shoal("stats " + dir_.Sub("missing"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  ASSERT_EQ(Shoal("create " + db_ + " --dim 4").exit_code, 0);
+  r = Shoal("load " + db_ + " " + base_);  // 8-d file into a 4-d collection
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("has dim 8"), std::string::npos) << r.output;
+  r = Shoal("load " + db_ + " " + dir_.Sub("nothing.fvecs"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  r = Shoal("dump-wal " + dir_.Sub("not-a-wal.txt"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+}
+
+}  // namespace
+}  // namespace shoal

@@ -1,0 +1,321 @@
+// Copyright 2026 The shoal Authors.
+//
+// shoal: the command-line tool.
+//   shoal create DIR --dim D [--metric l2|ip|cosine] [--shards N] [--collection NAME]
+//   shoal load DIR FILE [--bulk] [--batch N] [--first_id N] [--collection NAME]
+//   shoal search DIR --query FILE [-k 10] [--list_size L] [--collection NAME]
+//   shoal stats DIR
+//   shoal verify DIR
+//   shoal dump-wal FILE
+// Exit status: 0 success, 1 failure, 2 bad usage, 3 (verify) damage found.
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "dataset/dataset_reader.h"
+#include "db/inspect.h"
+#include "fmt/format.h"
+#include "shoal/shoal.h"
+#include "util/coding.h"
+#include "util/file_system.h"
+#include "wal/wal_format.h"
+#include "wal/wal_reader.h"
+#include "wal/wal_writer.h"
+
+ABSL_FLAG(uint32_t, dim, 0, "create: dimension of the vectors (1..4096)");
+ABSL_FLAG(std::string, metric, "l2", "create: l2, ip (inner product) or cosine");
+ABSL_FLAG(uint32_t, shards, 0, "create: shard count (0 = one per core)");
+ABSL_FLAG(std::string, collection, "default", "the collection to use");
+ABSL_FLAG(bool, bulk, false, "load: build segments directly (BulkLoad) instead of PutBatch");
+ABSL_FLAG(uint32_t, batch, 10000, "load: vectors per PutBatch call");
+ABSL_FLAG(uint64_t, first_id, 0, "load: id of the file's first vector (the rest follow)");
+ABSL_FLAG(uint64_t, max_rows, UINT64_MAX, "load/search: read at most this many vectors");
+ABSL_FLAG(std::string, query, "", "search: file of query vectors (any supported format)");
+ABSL_FLAG(uint32_t, k, 10, "search: neighbours per query");
+ABSL_FLAG(uint32_t, list_size, 100, "search: candidate list size L (>= k)");
+
+namespace {
+
+constexpr int kOk = 0, kFailed = 1, kUsage = 2, kDamaged = 3;
+
+const char* kUsageText =
+    "shoal: a sharded, durable, embedded vector database - command-line tool\n"
+    "\n"
+    "usage: shoal <command> [arguments] [flags]   (shoal <command> --help for its flags)\n"
+    "  create DIR --dim D [--metric l2|ip|cosine] [--shards N] [--collection NAME]\n"
+    "  load DIR FILE [--bulk] [--batch N] [--first_id N]   FILE: .fvecs .bvecs .fbin .u8bin .npy\n"
+    "  search DIR --query FILE [-k 10] [--list_size 100]\n"
+    "  stats DIR          collections, shards, segments, memtable and log bytes, deletes\n"
+    "  verify DIR         checks every checksum; exit 3 when something is damaged\n"
+    "  dump-wal FILE      prints the records of one write-ahead log file\n";
+
+int Fail(const absl::Status& s, std::string_view what) {
+  fmt::print(stderr, "shoal: {}: {}\n", what, s.ToString());
+  return kFailed;
+}
+
+absl::StatusOr<shoal::Metric> ParseMetric(const std::string& m) {
+  if (m == "l2") return shoal::Metric::kL2;
+  if (m == "ip") return shoal::Metric::kInnerProduct;
+  if (m == "cosine") return shoal::Metric::kCosine;
+  return absl::InvalidArgumentError(absl::StrCat("unknown metric '", m, "' (l2, ip, cosine)"));
+}
+
+const char* MetricName(shoal::Metric m) {
+  switch (m) {
+    case shoal::Metric::kL2: return "l2";
+    case shoal::Metric::kInnerProduct: return "ip";
+    case shoal::Metric::kCosine: return "cosine";
+  }
+  return "?";
+}
+
+absl::StatusOr<std::unique_ptr<shoal::DB>> OpenExisting(const std::string& dir) {
+  shoal::Options options;
+  options.create_if_missing = false;
+  return shoal::DB::Open(options, dir);
+}
+
+int Create(const std::vector<char*>& args) {
+  if (args.size() != 2) return kUsage;
+  absl::StatusOr<shoal::Metric> metric = ParseMetric(absl::GetFlag(FLAGS_metric));
+  if (!metric.ok()) return Fail(metric.status(), "create");
+  shoal::CollectionOptions c;
+  c.dim = absl::GetFlag(FLAGS_dim);
+  c.metric = *metric;
+  c.shard_count = absl::GetFlag(FLAGS_shards);
+  shoal::Options options;
+  auto db = shoal::DB::Open(options, args[1]);
+  if (!db.ok()) return Fail(db.status(), "create");
+  const std::string name = absl::GetFlag(FLAGS_collection);
+  absl::Status s = (*db)->CreateCollection(name, c);
+  if (!s.ok()) return Fail(s, "create");
+  s = (*db)->Close();
+  if (!s.ok()) return Fail(s, "create");
+  fmt::print("created collection '{}' in {}: dim {}, metric {}\n", name, args[1], c.dim,
+             MetricName(c.metric));
+  return kOk;
+}
+
+int Load(const std::vector<char*>& args) {
+  if (args.size() != 3) return kUsage;
+  auto db = OpenExisting(args[1]);
+  if (!db.ok()) return Fail(db.status(), "load");
+  absl::StatusOr<shoal::Matrix> data =
+      shoal::ReadVectors(shoal::FileSystem::Default(), args[2], absl::GetFlag(FLAGS_max_rows));
+  if (!data.ok()) return Fail(data.status(), "load");
+  const std::string name = absl::GetFlag(FLAGS_collection);
+  const size_t n = data->rows, dim = data->cols;
+  absl::StatusOr<shoal::CollectionOptions> target = (*db)->GetCollectionOptions(name);
+  if (!target.ok()) return Fail(target.status(), "load");
+  if (n > 0 && dim != target->dim) {
+    fmt::print(stderr, "shoal: load: {} has dim {}, collection '{}' has dim {}\n", args[2], dim,
+               name, target->dim);
+    return kFailed;
+  }
+  std::vector<uint64_t> ids(n);
+  for (size_t i = 0; i < n; ++i) ids[i] = absl::GetFlag(FLAGS_first_id) + i;
+  const auto start = std::chrono::steady_clock::now();
+  auto seconds = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  if (absl::GetFlag(FLAGS_bulk)) {
+    absl::Status s = (*db)->BulkLoad(name, ids, data->data);
+    if (!s.ok()) return Fail(s, "load");
+  } else {
+    const size_t batch = std::max<uint32_t>(1, absl::GetFlag(FLAGS_batch));
+    for (size_t first = 0; first < n; first += batch) {
+      const size_t count = std::min(batch, n - first);
+      absl::Status s = (*db)->PutBatch(
+          name, std::span<const uint64_t>(ids.data() + first, count),
+          std::span<const float>(data->data.data() + first * dim, count * dim));
+      if (!s.ok()) return Fail(s, fmt::format("load (vectors {}..{})", first, first + count));
+      fmt::print(stderr, "\rload: {}/{} vectors, {:.0f} vectors/s", first + count, n,
+                 (first + count) / std::max(seconds(), 1e-9));
+    }
+    fmt::print(stderr, "\n");
+  }
+  const double load_seconds = seconds();
+  absl::Status s = (*db)->Close();
+  if (!s.ok()) return Fail(s, "load (close)");
+  fmt::print("loaded {} vectors of dim {} into '{}' in {:.2f} s: {:.0f} vectors/s ({})\n", n, dim,
+             name, load_seconds, n / std::max(load_seconds, 1e-9),
+             absl::GetFlag(FLAGS_bulk) ? "BulkLoad" : "PutBatch");
+  return kOk;
+}
+
+int Search(const std::vector<char*>& args) {
+  if (args.size() != 2 || absl::GetFlag(FLAGS_query).empty()) return kUsage;
+  auto db = OpenExisting(args[1]);
+  if (!db.ok()) return Fail(db.status(), "search");
+  absl::StatusOr<shoal::Matrix> queries = shoal::ReadVectors(
+      shoal::FileSystem::Default(), absl::GetFlag(FLAGS_query), absl::GetFlag(FLAGS_max_rows));
+  if (!queries.ok()) return Fail(queries.status(), "search");
+  shoal::SearchOptions options;
+  options.k = absl::GetFlag(FLAGS_k);
+  options.list_size = std::max(absl::GetFlag(FLAGS_list_size), options.k);
+  const auto start = std::chrono::steady_clock::now();
+  auto results = (*db)->SearchBatch(absl::GetFlag(FLAGS_collection), queries->data, options);
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!results.ok()) return Fail(results.status(), "search");
+  for (size_t q = 0; q < results->size(); ++q) {
+    std::string line = fmt::format("{}:", q);
+    for (const shoal::Neighbor& n : (*results)[q]) line += fmt::format(" {}:{:.6g}", n.id, n.distance);
+    fmt::print("{}\n", line);
+  }
+  fmt::print(stderr, "search: {} queries in {:.3f} s ({:.0f} QPS)\n", results->size(), secs,
+             results->size() / std::max(secs, 1e-9));
+  return kOk;
+}
+
+int Stats(const std::vector<char*>& args) {
+  if (args.size() != 2) return kUsage;
+  auto db = OpenExisting(args[1]);
+  if (!db.ok()) return Fail(db.status(), "stats");
+  absl::StatusOr<std::vector<shoal::CollectionReport>> report = shoal::CollectStats(**db);
+  if (!report.ok()) return Fail(report.status(), "stats");
+  fmt::print("database {}: {} collection(s)\n", args[1], report->size());
+  for (const shoal::CollectionReport& c : *report) {
+    fmt::print("collection '{}': dim {}, metric {}, {} shard(s), graph R={} L={} alpha={}\n",
+               c.name, c.options.dim, MetricName(c.options.metric), c.options.shard_count,
+               c.options.graph.max_degree, c.options.graph.build_list_size,
+               c.options.graph.alpha);
+    fmt::print("  {:>5} {:>14} {:>6} {:>8} {:>15} {:>9} {:>9} {:>14}\n", "shard", "memtable B",
+               "frozen", "segments", "segment vecs", "deleted", "log files", "log bytes");
+    for (const shoal::ShardReport& s : c.shards) {
+      fmt::print("  {:>5} {:>14} {:>6} {:>8} {:>15} {:>9} {:>9} {:>14}\n", s.index,
+                 s.memtable_bytes, s.frozen_memtables, s.segments, s.segment_vectors, s.deleted,
+                 s.wal_files, s.wal_bytes);
+    }
+  }
+  fmt::print("(log bytes include space reserved ahead by the open database)\n");
+  return kOk;
+}
+
+int Verify(const std::vector<char*>& args) {
+  if (args.size() != 2) return kUsage;
+  absl::StatusOr<shoal::VerifyReport> report =
+      shoal::VerifyDatabase(shoal::FileSystem::Default(), args[1]);
+  if (!report.ok()) return Fail(report.status(), "verify");
+  for (const shoal::VerifyProblem& p : report->problems) {
+    fmt::print("{}: {}: {}\n", p.fatal ? "DAMAGED" : "warning", p.path, p.what);
+  }
+  fmt::print("verify: {} file(s), {} bytes checked: {}\n", report->files_checked,
+             report->bytes_checked, report->ok() ? "OK" : "DAMAGE FOUND");
+  return report->ok() ? kOk : kDamaged;
+}
+
+int DumpWal(const std::vector<char*>& args) {
+  if (args.size() != 2) return kUsage;
+  const std::string path = args[1];
+  uint64_t number = 0;
+  const std::string base = path.substr(path.find_last_of('/') + 1);
+  if (!shoal::wal::ParseWalFileName(base, &number)) {
+    fmt::print(stderr, "shoal: dump-wal: '{}' is not named wal-<number>.log\n", path);
+    return kUsage;
+  }
+  absl::StatusOr<std::string> bytes = shoal::FileSystem::Default()->ReadFile(path);
+  if (!bytes.ok()) return Fail(bytes.status(), "dump-wal");
+  using namespace shoal::wal;
+  const uint32_t shard = bytes->size() >= kFileHeaderSize ? shoal::DecodeFixed32(bytes->data() + 12) : 0;
+  // The reader checks every put against the collection's dimension: take it
+  // from the first put record (walking record headers; the reader then checks
+  // everything, checksums included).
+  uint32_t dim = 0;
+  for (size_t off = kFileHeaderSize; off + kRecordHeaderSize <= bytes->size();) {
+    const char* h = bytes->data() + off;
+    const uint32_t length = shoal::DecodeFixed32(h + 8);
+    if (static_cast<uint8_t>(h[12]) == static_cast<uint8_t>(RecordType::kPut)) {
+      dim = shoal::DecodeFixed32(h + 28);
+      break;
+    }
+    if (length == 0 && shoal::DecodeFixed64(h) == 0) break;  // end of the records
+    off += AlignRecord(kRecordHeaderSize + length);
+  }
+  fmt::print("{}: shard {}, file {}, {} bytes\n", path, shard, number, bytes->size());
+  uint64_t records = 0;
+  absl::StatusOr<ReadResult> result = ReadWalFile(
+      *bytes, path, shard, number, dim, [&](const RecordView& r) {
+        const char* type = r.type == RecordType::kPut      ? "put"
+                           : r.type == RecordType::kDelete ? "delete"
+                           : r.type == RecordType::kBarrier ? "barrier"
+                                                           : "other";
+        std::string ids;
+        for (uint32_t i = 0; i < std::min<uint32_t>(r.count, 8) && r.type != RecordType::kBarrier;
+             ++i) {
+          ids += fmt::format(" {}", shoal::DecodeFixed64(r.ids + size_t{i} * 8));
+        }
+        if (r.count > 8 && r.type != RecordType::kBarrier) ids += " ...";
+        fmt::print("offset {:>10}  {:<7} seq {:>10}  count {:>6}  dim {:>4}  ids:{}\n", r.offset,
+                   type, r.sequence, r.count, r.dim, ids);
+        ++records;
+        return absl::OkStatus();
+      });
+  if (!result.ok()) return Fail(result.status(), "dump-wal");
+  fmt::print("{} record(s); valid up to offset {}{}{}\n", records, result->valid_end,
+             result->torn_tail ? "; torn tail after it" : "",
+             result->corrupted ? "; DAMAGED record there, with valid records after it" : "");
+  return result->corrupted ? kDamaged : kOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    fmt::print(stderr, "{}", kUsageText);
+    return kUsage;
+  }
+  const std::string command = argv[1];
+  if (command == "--help" || command == "-h" || command == "help") {
+    fmt::print("{}", kUsageText);
+    return kOk;
+  }
+  struct Command {
+    const char* name;
+    int (*run)(const std::vector<char*>&);
+    const char* usage;
+  };
+  static const Command kCommands[] = {
+      {"create", Create, "shoal create DIR --dim D [--metric l2|ip|cosine] [--shards N] [--collection NAME]"},
+      {"load", Load, "shoal load DIR FILE [--bulk] [--batch N] [--first_id N] [--max_rows N] [--collection NAME]"},
+      {"search", Search, "shoal search DIR --query FILE [-k 10] [--list_size 100] [--collection NAME]"},
+      {"stats", Stats, "shoal stats DIR"},
+      {"verify", Verify, "shoal verify DIR   (exit 0: intact, 3: damage found)"},
+      {"dump-wal", DumpWal, "shoal dump-wal FILE"},
+  };
+  const Command* chosen = nullptr;
+  for (const Command& c : kCommands) {
+    if (command == c.name) chosen = &c;
+  }
+  if (chosen == nullptr) {
+    fmt::print(stderr, "shoal: unknown command '{}'\n\n{}", command, kUsageText);
+    return kUsage;
+  }
+  absl::SetProgramUsageMessage(chosen->usage);
+  // --help lists this file's flags (by default abseil looks for flags in a
+  // file named after the program, and the program name here has the command).
+  absl::FlagsUsageConfig usage_config;
+  usage_config.contains_help_flags = [](absl::string_view file) {
+    return absl::EndsWith(file, "tools/shoal.cc");
+  };
+  usage_config.contains_helpshort_flags = usage_config.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage_config);
+  // Parse the flags after the command word.
+  std::string program = std::string(argv[0]) + " " + command;
+  std::vector<char*> rest = {program.data()};
+  for (int i = 2; i < argc; ++i) rest.push_back(argv[i]);
+  std::vector<char*> args = absl::ParseCommandLine(static_cast<int>(rest.size()), rest.data());
+  const int code = chosen->run(args);
+  if (code == kUsage) fmt::print(stderr, "usage: {}\n", chosen->usage);
+  return code;
+}
