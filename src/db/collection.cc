@@ -220,7 +220,11 @@ absl::Status Collection::BulkLoad(std::span<const uint64_t> ids,
   }
   if (status.ok()) status = manifest_->Apply(name_, edits);
   if (!status.ok()) {
-    for (size_t j = 0; j < parts.size(); ++j) shards_[part_shard[j]]->DiscardBulk(parts[j]);
+    // In doubt, MANIFEST may name the files: they stay.
+    const bool keep_files = ManifestWriteInDoubt(status);
+    for (size_t j = 0; j < parts.size(); ++j) {
+      shards_[part_shard[j]]->DiscardBulk(parts[j], keep_files);
+    }
     return status;
   }
   for (size_t j = 0; j < parts.size(); ++j) shards_[part_shard[j]]->InstallBulk(parts[j]);

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "db/manifest_editor.h"
 #include "db/validate.h"
 #include "util/status_macros.h"
 #include "util/string_view.h"
@@ -110,7 +111,25 @@ absl::Status DBImpl::OpenDefaultCollection() {
 }
 
 absl::Status DBImpl::WriteManifestLocked() {
-  return WriteFileAtomic(fs_, JoinPath(path_, kManifestFile), EncodeManifest(manifest_));
+  if (read_only_.load(std::memory_order_acquire)) return read_only_cause_;
+  bool renamed = false;
+  absl::Status s =
+      WriteFileAtomic(fs_, JoinPath(path_, kManifestFile), EncodeManifest(manifest_), &renamed);
+  if (s.ok() || !renamed) return s;
+  // The new MANIFEST is in place; whether it survives a crash is unknown, so
+  // from here neither the old nor the new one may lose a file it names.
+  read_only_cause_ = absl::Status(
+      s.code(), absl::StrCat("database is read-only until reopened: a MANIFEST write "
+                             "failed after its rename (",
+                             s.message(), ")"));
+  read_only_.store(true, std::memory_order_release);
+  return MarkManifestWriteInDoubt(std::move(s));
+}
+
+absl::Status DBImpl::CheckWritable() const {
+  if (!read_only_.load(std::memory_order_acquire)) return absl::OkStatus();
+  MutexLock lock(&manifest_mu_);
+  return read_only_cause_;
 }
 
 Collection::Context DBImpl::MakeContext() {
@@ -150,7 +169,8 @@ absl::Status DBImpl::Apply(const std::string& collection, std::span<const ShardE
     shard.flushed_sequence = std::max(shard.flushed_sequence, edit.flushed_sequence);
   }
   absl::Status s = WriteManifestLocked();
-  if (!s.ok()) manifest_ = before;  // not durable: not in effect
+  // Not durable: not in effect. In doubt: MANIFEST holds it, keep it.
+  if (!s.ok() && !ManifestWriteInDoubt(s)) manifest_ = before;
   return s;
 }
 
@@ -169,6 +189,7 @@ absl::StatusOr<std::shared_ptr<Collection>> DBImpl::Find(std::string_view name) 
 absl::Status DBImpl::CreateCollection(std::string_view name,
                                       const CollectionOptions& options) {
   if (closed_.load()) return absl::FailedPreconditionError("database is closed");
+  SHOAL_RETURN_IF_ERROR(CheckWritable());
   MutexLock lock(&mu_);
   return CreateLocked(name, options);
 }
@@ -194,7 +215,12 @@ absl::Status DBImpl::CreateLocked(std::string_view name, CollectionOptions optio
     meta.shards.resize(options.shard_count);
     manifest_.collections.push_back(std::move(meta));
     s = WriteManifestLocked();
-    if (!s.ok()) manifest_.collections.pop_back();
+    if (!s.ok() && !ManifestWriteInDoubt(s)) manifest_.collections.pop_back();
+  }
+  if (ManifestWriteInDoubt(s)) {
+    // Perhaps created: keep it and its files (writes are refused anyway).
+    collections_.emplace(std::string(name), std::move(c));
+    return s;
   }
   if (!s.ok()) {
     (void)c->Close();
@@ -207,6 +233,7 @@ absl::Status DBImpl::CreateLocked(std::string_view name, CollectionOptions optio
 
 absl::Status DBImpl::DropCollection(std::string_view name) {
   if (closed_.load()) return absl::FailedPreconditionError("database is closed");
+  SHOAL_RETURN_IF_ERROR(CheckWritable());
   MutexLock lock(&mu_);
   auto it = collections_.find(name);
   if (it == collections_.end()) {
@@ -219,6 +246,13 @@ absl::Status DBImpl::DropCollection(std::string_view name) {
     std::erase_if(manifest_.collections,
                   [&](const CollectionMeta& m) { return m.name == c->name(); });
     absl::Status s = WriteManifestLocked();
+    if (ManifestWriteInDoubt(s)) {
+      // Perhaps dropped: it is gone from this process, its files stay for
+      // the old MANIFEST to find after a crash.
+      collections_.erase(it);
+      (void)c->Close();
+      return s;
+    }
     if (!s.ok()) {
       manifest_ = before;
       return s;
@@ -246,17 +280,20 @@ absl::StatusOr<CollectionOptions> DBImpl::GetCollectionOptions(std::string_view 
 
 absl::Status DBImpl::Put(std::string_view collection, uint64_t id,
                          std::span<const float> vector) {
+  SHOAL_RETURN_IF_ERROR(CheckWritable());
   SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
   return c->Put(id, vector);
 }
 
 absl::Status DBImpl::PutBatch(std::string_view collection, std::span<const uint64_t> ids,
                               std::span<const float> vectors) {
+  SHOAL_RETURN_IF_ERROR(CheckWritable());
   SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
   return c->PutBatch(ids, vectors);
 }
 
 absl::Status DBImpl::Delete(std::string_view collection, uint64_t id) {
+  SHOAL_RETURN_IF_ERROR(CheckWritable());
   SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
   return c->Delete(id);
 }
@@ -282,6 +319,7 @@ absl::StatusOr<std::vector<std::vector<Neighbor>>> DBImpl::SearchBatch(
 
 absl::Status DBImpl::BulkLoad(std::string_view collection, std::span<const uint64_t> ids,
                               std::span<const float> vectors) {
+  SHOAL_RETURN_IF_ERROR(CheckWritable());
   SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
   return c->BulkLoad(ids, vectors);
 }
@@ -295,12 +333,14 @@ std::vector<std::shared_ptr<Collection>> DBImpl::AllCollections() const {
 
 absl::Status DBImpl::Flush() {
   if (closed_.load()) return absl::FailedPreconditionError("database is closed");
+  SHOAL_RETURN_IF_ERROR(CheckWritable());
   for (auto& c : AllCollections()) SHOAL_RETURN_IF_ERROR(c->Flush());
   return absl::OkStatus();
 }
 
 absl::Status DBImpl::Compact() {
   if (closed_.load()) return absl::FailedPreconditionError("database is closed");
+  SHOAL_RETURN_IF_ERROR(CheckWritable());
   for (auto& c : AllCollections()) SHOAL_RETURN_IF_ERROR(c->Compact());
   return absl::OkStatus();
 }

@@ -79,8 +79,13 @@ class DBImpl final : public DB, private ManifestEditor {
   absl::StatusOr<std::shared_ptr<Collection>> Find(std::string_view name) const;
   absl::Status CreateLocked(std::string_view name, CollectionOptions options)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Writes manifest_ to MANIFEST atomically.
+  // Writes manifest_ to MANIFEST atomically. When the write fails after its
+  // rename (ManifestWriteInDoubt), manifest_ is what MANIFEST now holds but
+  // perhaps not durably: the database turns read-only (CheckWritable) and
+  // the caller must keep manifest_ and delete no file.
   absl::Status WriteManifestLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(manifest_mu_);
+  // OK, or the error that made the database read-only until reopened.
+  absl::Status CheckWritable() const;
   Collection::Context MakeContext();
   // ManifestEditor:
   uint64_t NewFileNumber() override;
@@ -97,8 +102,10 @@ class DBImpl final : public DB, private ManifestEditor {
   std::unique_ptr<BackgroundWorker> flusher_;
 
   // The manifest as last written. Lock order: mu_ before manifest_mu_.
-  Mutex manifest_mu_;
+  mutable Mutex manifest_mu_;
   Manifest manifest_ ABSL_GUARDED_BY(manifest_mu_);
+  std::atomic<bool> read_only_{false};
+  absl::Status read_only_cause_ ABSL_GUARDED_BY(manifest_mu_);
   std::unique_ptr<FileLock> lock_;
 
   mutable Mutex mu_;

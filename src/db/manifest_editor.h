@@ -31,9 +31,23 @@ class ManifestEditor {
   virtual uint64_t NewFileNumber() = 0;
   // Applies every edit to `collection`'s shards in one durable manifest
   // write: after a crash, all of them or none of them are in effect.
+  //
+  // On error the edit is normally not in effect and the caller may delete
+  // the files it added. The exception is ManifestWriteInDoubt(status): the
+  // new MANIFEST was renamed into place but the directory sync failed, so
+  // after a crash either manifest may be the one found. The caller must then
+  // delete nothing that either names; the database refuses every later write
+  // (and every later edit) until it is reopened.
   [[nodiscard]] virtual absl::Status Apply(const std::string& collection,
                                            std::span<const ShardEdit> edits) = 0;
 };
+
+// Whether `status`, returned by ManifestEditor::Apply or by a collection
+// create/drop, means "perhaps in effect" (see Apply).
+bool ManifestWriteInDoubt(const absl::Status& status);
+
+// Marks `status` as ManifestWriteInDoubt.
+absl::Status MarkManifestWriteInDoubt(absl::Status status);
 
 }  // namespace shoal
 

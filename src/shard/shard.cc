@@ -466,7 +466,8 @@ absl::Status Shard::FlushOldest() {
   absl::Status s = segment.status();
   if (s.ok()) s = options_.manifest->Apply(options_.collection, {&edit, 1});
   if (!s.ok()) {
-    (void)fs_->RemoveFile(path);
+    // In doubt, MANIFEST may name the file: it stays.
+    if (!ManifestWriteInDoubt(s)) (void)fs_->RemoveFile(path);
     return s;
   }
   {
@@ -509,7 +510,12 @@ void Shard::RemoveLogFilesUpTo(uint64_t number) {
   // are at or below flushed_sequence) and removed by a later flush.
   absl::StatusOr<std::vector<std::string>> names = fs_->ListDir(dir_);
   if (!names.ok()) return;
-  const uint64_t current = wal_->current_file_number();
+  uint64_t current;
+  {
+    // The writer's file number changes on rotation, under mu_.
+    ReaderMutexLock lock(&mu_);
+    current = wal_->current_file_number();
+  }
   for (const std::string& name : *names) {
     uint64_t n;
     if (wal::ParseWalFileName(name, &n) && n <= number && n < current) {
@@ -526,21 +532,40 @@ absl::Status Shard::Flush() {
   }
   SHOAL_RETURN_IF_ERROR(RunFlushes());
   MutexLock lock(&mu_);
-  if (!frozen_.empty()) return absl::FailedPreconditionError("database is closing");
+  // RunFlushes stops early only when closing; otherwise what is frozen now
+  // was frozen by a concurrent writer after the memtables of this call went.
+  if (closing_ && !frozen_.empty()) {
+    return absl::FailedPreconditionError("database is closing");
+  }
   return absl::OkStatus();
 }
 
 absl::StatusOr<Shard::BulkPart> Shard::PrepareBulk() {
-  MutexLock lock(&mu_);
-  if (closed_) return absl::FailedPreconditionError("database is closed");
-  SHOAL_RETURN_IF_ERROR(FreezeLocked());
   BulkPart part;
-  part.sequence = next_sequence_;
-  SHOAL_RETURN_IF_ERROR(wal_->BeginRecord(0).status());
-  wal_->FinishRecord(wal::RecordType::kBarrier, part.sequence, 1, 0);
-  next_sequence_ += 1;
-  active_min_sequence_ = next_sequence_;
-  part.number = options_.manifest->NewFileNumber();
+  uint64_t barrier_lsn;
+  {
+    MutexLock lock(&mu_);
+    if (closed_) return absl::FailedPreconditionError("database is closed");
+    SHOAL_RETURN_IF_ERROR(FreezeLocked());
+    part.sequence = next_sequence_;
+    SHOAL_RETURN_IF_ERROR(wal_->BeginRecord(0).status());
+    barrier_lsn = wal_->FinishRecord(wal::RecordType::kBarrier, part.sequence, 1, 0);
+    next_sequence_ += 1;
+    active_min_sequence_ = next_sequence_;
+    part.number = options_.manifest->NewFileNumber();
+    // In flight from the moment it has its sequence (see Compact).
+    pending_bulk_.insert(part.sequence);
+  }
+  // The barrier must be durable before the segment is (its manifest edit is
+  // synced): recovery needs it to rank the records before it as older than
+  // the bulk segment. Without it, a machine crash under kNever/kInterval kept
+  // the segment but lost the barrier, and older log records won over the
+  // bulk-loaded vectors.
+  absl::Status synced = wal_->SyncTo(barrier_lsn);
+  if (!synced.ok()) {
+    DiscardBulk(part, /*keep_file=*/true);  // no file yet
+    return synced;
+  }
   return part;
 }
 
@@ -568,12 +593,19 @@ absl::Status Shard::BuildBulk(BulkPart* part, std::span<const uint64_t> ids,
   return absl::OkStatus();
 }
 
-void Shard::DiscardBulk(const BulkPart& part) {
-  (void)fs_->RemoveFile(SegmentPath(part.number));
+void Shard::DiscardBulk(const BulkPart& part, bool keep_file) {
+  {
+    MutexLock lock(&mu_);
+    auto it = pending_bulk_.find(part.sequence);
+    if (it != pending_bulk_.end()) pending_bulk_.erase(it);
+  }
+  if (!keep_file) (void)fs_->RemoveFile(SegmentPath(part.number));
 }
 
 void Shard::InstallBulk(const BulkPart& part) {
   MutexLock lock(&mu_);
+  auto pending = pending_bulk_.find(part.sequence);
+  if (pending != pending_bulk_.end()) pending_bulk_.erase(pending);
   auto at = std::upper_bound(segments_.begin(), segments_.end(), part.meta.max_sequence,
                              [](uint64_t seq, const SegmentSource& x) {
                                return seq < x.meta.max_sequence;
@@ -587,7 +619,17 @@ absl::Status Shard::Compact() {
   std::vector<SegmentSource> inputs;
   {
     ReaderMutexLock lock(&mu_);
-    inputs = segments_;
+    // Only segments older than every source that is not one yet (a bulk
+    // part in flight, a frozen memtable a bulk load froze after Flush()
+    // above): the merged segment's range spans its inputs, so it must not
+    // reach past data that ranks above some of them.
+    uint64_t limit = active_min_sequence_;
+    if (!pending_bulk_.empty()) limit = std::min(limit, *pending_bulk_.begin());
+    for (const Frozen& f : frozen_) limit = std::min(limit, f.min_sequence);
+    for (const SegmentSource& x : segments_) {
+      if (x.meta.max_sequence >= limit) break;
+      inputs.push_back(x);
+    }
   }
   uint64_t tombstones = 0;
   for (const SegmentSource& s : inputs) tombstones += s.meta.tombstones;
@@ -639,7 +681,8 @@ absl::Status Shard::Compact() {
   absl::Status s = segment.status();
   if (s.ok()) s = options_.manifest->Apply(options_.collection, {&edit, 1});
   if (!s.ok()) {
-    (void)fs_->RemoveFile(path);
+    // In doubt, MANIFEST may name the file: it stays.
+    if (!ManifestWriteInDoubt(s)) (void)fs_->RemoveFile(path);
     return s;
   }
   {

@@ -29,6 +29,7 @@
 #include <deque>
 #include <memory>
 #include <span>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -125,11 +126,14 @@ class Shard {
   [[nodiscard]] absl::Status BuildBulk(BulkPart* part, std::span<const uint64_t> ids,
                                        const float* vectors);
   void InstallBulk(const BulkPart& part);
-  // Removes the segment file of a part that will not be installed.
-  void DiscardBulk(const BulkPart& part);
+  // Forgets a part that will not be installed and removes its segment file,
+  // unless `keep_file` (a manifest write in doubt may name it).
+  void DiscardBulk(const BulkPart& part, bool keep_file = false);
 
-  // Flushes, then merges every segment into one, dropping overwritten and
-  // deleted vectors.
+  // Flushes, then merges segments into one, dropping overwritten and deleted
+  // vectors. Only the oldest segments, those older than every memtable and
+  // every bulk part still being built, are merged: the merged segment ranks
+  // by its newest input, so it must rank below all of those, as its data does.
   [[nodiscard]] absl::Status Compact();
 
   // Makes everything appended so far durable.
@@ -219,6 +223,8 @@ class Shard {
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   bool closing_ ABSL_GUARDED_BY(mu_) = false;  // background flushes stop
   std::atomic<int> pending_tasks_{0};  // flush tasks queued on the flusher
+  // Sequences of bulk parts prepared but not yet installed or discarded.
+  std::multiset<uint64_t> pending_bulk_ ABSL_GUARDED_BY(mu_);
   Mutex compact_mu_;  // one compaction at a time
 };
 

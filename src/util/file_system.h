@@ -110,9 +110,11 @@ class FileSystem {
 
 // Writes `data` to `path` atomically: a temporary file is written and synced,
 // renamed over `path`, and the directory is synced. After a crash `path` holds
-// either its old content or the new one.
+// either its old content or the new one. When `renamed` is not null it is set
+// to whether the rename happened: an error with *renamed true (the directory
+// sync failed) leaves the new content in place but perhaps not durable.
 absl::Status WriteFileAtomic(FileSystem* fs, const std::string& path,
-                             std::string_view data);
+                             std::string_view data, bool* renamed = nullptr);
 
 // "dir/name".
 std::string JoinPath(std::string_view dir, std::string_view name);

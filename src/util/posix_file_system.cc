@@ -335,13 +335,15 @@ FileSystem* FileSystem::Default() {
 }
 
 absl::Status WriteFileAtomic(FileSystem* fs, const std::string& path,
-                             std::string_view data) {
+                             std::string_view data, bool* renamed) {
+  if (renamed != nullptr) *renamed = false;
   const std::string tmp = path + ".tmp";
   SHOAL_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, fs->NewWritableFile(tmp));
   SHOAL_RETURN_IF_ERROR(file->Append(data));
   SHOAL_RETURN_IF_ERROR(file->Sync());
   SHOAL_RETURN_IF_ERROR(file->Close());
   SHOAL_RETURN_IF_ERROR(fs->Rename(tmp, path));
+  if (renamed != nullptr) *renamed = true;
   std::string dir = std::filesystem::path(path).parent_path().string();
   return fs->SyncDir(dir.empty() ? "." : dir);
 }
