@@ -7,6 +7,11 @@ if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
 PACKAGES=(
   cmake ninja-build g++ pkg-config
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev libxxhash-dev libfmt-dev
+  # comprehensive_bench --compare (peers; CMake skips a missing one) and
+  # tools/plot_bench.py. libfaiss-dev pulls in the reference BLAS/LAPACK.
+  libhnswlib-dev libfaiss-dev python3-matplotlib
+  # scripts/test.sh: the libFuzzer targets (tests/fuzz/) are built with clang.
+  clang libclang-rt-14-dev
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Sets up, builds with AddressSanitizer + UndefinedBehaviorSanitizer, and runs
-# the default test suite (ctest); runs the concurrency tests under
-# ThreadSanitizer. Also checks that an installed shoal can be
-# used by another CMake project.
+# the default test suite (ctest, including a short crash_loop); runs the
+# concurrency and stress tests under ThreadSanitizer; builds the libFuzzer
+# targets with clang and runs each for a fixed number of inputs. Also checks
+# that an installed shoal can be used by another CMake project.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
@@ -17,9 +18,36 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 # ThreadSanitizer on the tests that run threads against each other.
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DSHOAL_SANITIZE=thread -DSHOAL_BUILD_BENCH=OFF -DSHOAL_BUILD_TOOLS=OFF
-cmake --build build-tsan -j "$jobs" --target concurrency_test wal_test
+cmake --build build-tsan -j "$jobs" --target concurrency_test wal_test stress_test
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-  ctest --test-dir build-tsan --output-on-failure -j "$jobs" -R '^(ConcurrencyTest|EveryFsyncPolicy/ConcurrencyTest|WalTest)'
+  ctest --test-dir build-tsan --output-on-failure -j "$jobs" -R '^(ConcurrencyTest|EveryFsyncPolicy/ConcurrencyTest|WalTest|StressTest)'
+
+# Fuzzing: libFuzzer targets (tests/fuzz/) built with clang + ASan/UBSan, each
+# run for a fixed number of inputs from the committed seed corpus. New inputs
+# go to a scratch corpus; a crash leaves build-fuzz/artifacts/crash-*: copy it
+# into tests/fuzz/corpus/<target>/ (fuzz_corpus_test then replays it forever).
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DSHOAL_SANITIZE=address,undefined -DSHOAL_BUILD_FUZZERS=ON \
+  -DSHOAL_BUILD_TESTS=OFF -DSHOAL_BUILD_BENCH=OFF -DSHOAL_BUILD_TOOLS=OFF
+cmake --build build-fuzz -j "$jobs"
+fuzz_runs=${SHOAL_FUZZ_RUNS:-300000}
+mkdir -p build-fuzz/artifacts
+for target in wal_reader manifest; do
+  scratch=$(mktemp -d)
+  build-fuzz/fuzz_$target -runs="$fuzz_runs" -artifact_prefix=build-fuzz/artifacts/ \
+    -print_final_stats=1 "$scratch" "tests/fuzz/corpus/$target" 2>&1 | tail -3
+  rm -rf "$scratch"
+  echo "fuzz_$target: $fuzz_runs inputs, no crash"
+done
+
+# Long crash run (opt in: SHOAL_CRASH_CYCLES=2000 scripts/test.sh): a Release
+# build of crash_loop, so that the cycles are fast.
+if [[ -n "${SHOAL_CRASH_CYCLES:-}" ]]; then
+  cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DSHOAL_BUILD_BENCH=OFF -DSHOAL_BUILD_TOOLS=OFF
+  cmake --build build-release -j "$jobs" --target crash_loop
+  build-release/crash_loop --cycles "$SHOAL_CRASH_CYCLES"
+fi
 
 # The installed package works for a consumer: find_package(shoal) + shoal::shoal.
 prefix=$(mktemp -d)

@@ -1,0 +1,550 @@
+// Copyright 2026 The shoal Authors.
+//
+// I/O error loops: for every N, the Nth file-system operation of a call
+// fails, until N is past the last operation the call makes. Three modes:
+//   Once:       only the Nth fails; then the program goes on (one more write
+//               to each collection) and closes the DB;
+//   OnceThenDie: only the Nth fails; when the call returns, the process
+//               "dies" (every later operation fails, as if killed: nothing
+//               that the engine would still do to repair things happens);
+//   Persistent: the Nth and every later one fails (a disk that stays broken).
+// Each time:
+//   - the call returns (never crashes, never hangs: a watchdog aborts);
+//   - the DB object can be closed and destroyed;
+//   - a reopen on a healthy file system succeeds and holds every write
+//     acknowledged before (and after) the failure; the failed call's own
+//     effect may be there or not, id by id (its parts on different shards
+//     are independent), and nothing else appears.
+// The calls are scripts of DB operations run through a Tracker, which keeps,
+// for every (collection, id), the set of states the DB may legitimately be
+// in. New calls are added to Cases() below; one that returns Unimplemented
+// without a fault is skipped and reported.
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <ostream>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "db/db_impl.h"
+#include "gtest/gtest.h"
+#include "testutil/fault_injection_fs.h"
+#include "testutil/temp_dir.h"
+
+namespace shoal::test {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+constexpr uint32_t kDim = 4;
+constexpr char kOther[] = "other";
+
+using State = std::optional<std::vector<float>>;  // nullopt: absent
+
+// What the DB may hold: for every collection whether it may exist, and for
+// every id the states it may be in. An acknowledged operation narrows a set
+// to one state; a failed one adds its outcome to the set.
+class Tracker {
+ public:
+  Tracker() { exists_["default"] = {true}; }  // a reopen creates it if need be
+
+  void Acked(bool ok) { ok ? ++acked_ : ++failed_; }
+
+  absl::Status Put(DB& db, const std::string& c, uint64_t id, const std::vector<float>& v) {
+    absl::Status s = db.Put(c, id, v);
+    Record(s, c, {id}, {State(v)});
+    return s;
+  }
+  absl::Status PutBatch(DB& db, const std::string& c, const std::vector<uint64_t>& ids,
+                        const std::vector<float>& rows, bool bulk = false) {
+    absl::Status s = bulk ? db.BulkLoad(c, ids, rows) : db.PutBatch(c, ids, rows);
+    std::vector<State> states;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      states.emplace_back(std::vector<float>(rows.begin() + i * kDim,
+                                             rows.begin() + (i + 1) * kDim));
+    }
+    Record(s, c, ids, states);
+    return s;
+  }
+  absl::Status Delete(DB& db, const std::string& c, uint64_t id) {
+    absl::Status s = db.Delete(c, id);
+    Record(s, c, {id}, {State()});
+    return s;
+  }
+  absl::Status Create(DB& db, const std::string& c, uint32_t shards) {
+    CollectionOptions o;
+    o.dim = kDim;
+    o.shard_count = shards;
+    absl::Status s = db.CreateCollection(c, o);
+    if (s.ok()) {
+      exists_[c] = {true};
+    } else {
+      if (!exists_.count(c)) exists_[c] = {false};
+      exists_[c].insert(true);  // an empty one: its ids are absent either way
+    }
+    Acked(s.ok());
+    return s;
+  }
+  absl::Status Drop(DB& db, const std::string& c) {
+    absl::Status s = db.DropCollection(c);
+    if (s.ok()) {
+      exists_[c] = {false};
+    } else {
+      exists_[c].insert(false);
+    }
+    for (auto& [key, states] : ids_) {
+      if (key.first != c) continue;
+      if (s.ok()) states.clear();
+      states.insert(State());
+    }
+    Acked(s.ok());
+    return s;
+  }
+  // A call with no effect on the data (Flush, Compact, Close).
+  absl::Status NoEffect(absl::Status s) {
+    Acked(s.ok());
+    return s;
+  }
+
+  // Success when `db` is in one of the states allowed.
+  ::testing::AssertionResult Check(DB& db) const {
+    std::vector<std::string> listed = db.ListCollections();
+    for (const std::string& name : listed) {
+      auto it = exists_.find(name);
+      if (it == exists_.end() || !it->second.count(true)) {
+        return ::testing::AssertionFailure() << "collection " << name << " appeared";
+      }
+    }
+    for (const auto& [name, allowed] : exists_) {
+      const bool present = std::count(listed.begin(), listed.end(), name) > 0;
+      if (!allowed.count(present)) {
+        return ::testing::AssertionFailure()
+               << "collection " << name << (present ? " exists" : " is missing");
+      }
+    }
+    for (const auto& [key, allowed] : ids_) {
+      const auto& [c, id] = key;
+      State got;
+      if (std::count(listed.begin(), listed.end(), c) > 0) {
+        absl::StatusOr<std::vector<float>> v = db.Get(c, id);
+        if (v.ok()) {
+          got = *v;
+        } else if (!absl::IsNotFound(v.status())) {
+          return ::testing::AssertionFailure() << "Get(" << c << ", " << id << ") -> "
+                                               << v.status();
+        }
+      }
+      if (!allowed.count(got)) {
+        return ::testing::AssertionFailure()
+               << c << "/" << id << " is " << (got ? "present" : "absent")
+               << (got && Contains(allowed, true) ? " with another value" : "")
+               << ", which no acknowledged history allows";
+      }
+    }
+    return ::testing::AssertionSuccess();
+  }
+
+  uint64_t acked() const { return acked_; }
+
+ private:
+  static bool Contains(const std::set<State>& s, bool present) {
+    for (const State& st : s) {
+      if (st.has_value() == present) return true;
+    }
+    return false;
+  }
+  void Record(const absl::Status& s, const std::string& c, const std::vector<uint64_t>& ids,
+              const std::vector<State>& states) {
+    // In a batch the last copy of an id wins; an acknowledged one narrows.
+    std::map<uint64_t, State> last;
+    for (size_t i = 0; i < ids.size(); ++i) last[ids[i]] = states[i];
+    for (const auto& [id, st] : last) {
+      std::set<State>& allowed = ids_[{c, id}];
+      if (s.ok()) allowed.clear();
+      if (allowed.empty() && !s.ok()) allowed.insert(State());  // never written before
+      allowed.insert(st);
+    }
+    Acked(s.ok());
+  }
+
+  std::map<std::string, std::set<bool>> exists_;
+  std::map<std::pair<std::string, uint64_t>, std::set<State>> ids_;
+  uint64_t acked_ = 0, failed_ = 0;
+};
+
+// Aborts the process when a call does not return within the deadline: a
+// hang is a failure, and ctest would otherwise only see a timeout.
+class Watchdog {
+ public:
+  Watchdog(std::string what, std::chrono::seconds limit) : what_(std::move(what)) {
+    thread_ = std::thread([this, limit] {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (!cv_.wait_for(lock, limit, [this] { return done_; })) {
+        std::fprintf(stderr, "HANG: %s did not return within %lld s\n", what_.c_str(),
+                     static_cast<long long>(limit.count()));
+        std::abort();
+      }
+    });
+  }
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::string what_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+enum class Mode { kOnce, kOnceThenDie, kPersistent };
+
+const char* ModeName(Mode m) {
+  switch (m) {
+    case Mode::kOnce: return "Once";
+    case Mode::kOnceThenDie: return "OnceThenDie";
+    case Mode::kPersistent: return "Persistent";
+  }
+  return "?";
+}
+
+struct IoCase {
+  std::string name;
+  FsyncPolicy policy = FsyncPolicy::kNever;
+  size_t wal_file_bytes = 4096;
+  size_t memtable_bytes = 64 << 20;
+  // Runs on a healthy file system before the call. Leaves the DB open (or
+  // closed, for a case whose call is Open).
+  std::function<void(DB&, Tracker*)> setup;
+  // The call under test. Null: the call is opening the DB.
+  std::function<absl::Status(DB&, Tracker*)> call;
+  // Damages the files after setup (e.g. a torn log tail), before the call.
+  std::function<void(const std::string& path)> damage;
+};
+
+Options CaseOptions(const IoCase& c) {
+  Options o = DefaultOptions(kDim, Metric::kL2, /*shard_count=*/3);
+  o.fsync = c.policy;
+  o.wal_file_bytes = c.wal_file_bytes;
+  o.memtable_bytes = c.memtable_bytes;
+  o.worker_threads = 2;
+  return o;
+}
+
+std::vector<float> Vec(uint64_t seed) { return RandomVector(kDim, seed); }
+
+void PutRange(DB& db, Tracker* t, const std::string& c, uint64_t from, uint64_t to) {
+  for (uint64_t id = from; id < to; ++id) ASSERT_OK(t->Put(db, c, id, Vec(id * 7 + 1)));
+}
+
+// Appends bytes that are not a record after the last log file's records of
+// shard 0: a torn tail, which recovery truncates and syncs.
+void TearLastLog(const std::string& path) {
+  const std::string dir = path + "/default/shard-0";
+  std::string last;
+  for (const auto& e : stdfs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.starts_with("wal-") && name.ends_with(".log") && name > last) last = name;
+  }
+  ASSERT_FALSE(last.empty());
+  FILE* f = std::fopen((dir + "/" + last).c_str(), "ab");
+  ASSERT_NE(f, nullptr);
+  const char garbage[24] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  std::fwrite(garbage, 1, sizeof(garbage), f);
+  std::fclose(f);
+}
+
+std::vector<IoCase> Cases() {
+  std::vector<IoCase> cases;
+  auto add = [&](const std::string& name) -> IoCase& {
+    cases.emplace_back();
+    cases.back().name = name;
+    return cases.back();
+  };
+  {
+    add("OpenNew");
+  }
+  {
+    IoCase& c = add("OpenExisting");
+    c.setup = [](DB& db, Tracker* t) {
+      ASSERT_OK(t->Create(db, kOther, 2));
+      PutRange(db, t, "default", 0, 40);
+      PutRange(db, t, kOther, 0, 10);
+      ASSERT_OK(t->Delete(db, "default", 3));
+      absl::Status flushed = db.Flush();  // segments too, where built
+      ASSERT_TRUE(flushed.ok() || absl::IsUnimplemented(flushed)) << flushed;
+      PutRange(db, t, "default", 30, 60);
+      ASSERT_OK(t->Delete(db, "default", 31));
+    };
+    c.damage = TearLastLog;
+  }
+  {
+    IoCase& c = add("PutKAlways");
+    c.policy = FsyncPolicy::kAlways;
+    c.setup = [](DB& db, Tracker* t) { PutRange(db, t, "default", 0, 5); };
+    c.call = [](DB& db, Tracker* t) {
+      for (uint64_t id = 100; id < 104; ++id) {
+        absl::Status s = t->Put(db, "default", id, Vec(id));
+        if (!s.ok()) return s;
+      }
+      return absl::OkStatus();
+    };
+  }
+  {
+    IoCase& c = add("PutsThatRotateTheLog");
+    c.wal_file_bytes = 256;  // a few records per file
+    c.call = [](DB& db, Tracker* t) {
+      for (uint64_t id = 0; id < 24; ++id) {
+        absl::Status s = t->Put(db, "default", id % 10, Vec(id));
+        if (!s.ok()) return s;
+      }
+      return absl::OkStatus();
+    };
+  }
+  {
+    IoCase& c = add("PutBatchKAlways");
+    c.policy = FsyncPolicy::kAlways;
+    c.setup = [](DB& db, Tracker* t) { PutRange(db, t, "default", 0, 8); };
+    c.call = [](DB& db, Tracker* t) {
+      std::vector<uint64_t> ids;
+      std::vector<float> rows;
+      for (uint64_t id = 4; id < 20; ++id) {
+        ids.push_back(id);
+        std::vector<float> v = Vec(id + 1000);
+        rows.insert(rows.end(), v.begin(), v.end());
+      }
+      return t->PutBatch(db, "default", ids, rows);
+    };
+  }
+  {
+    IoCase& c = add("DeleteKAlways");
+    c.policy = FsyncPolicy::kAlways;
+    c.setup = [](DB& db, Tracker* t) { PutRange(db, t, "default", 0, 8); };
+    c.call = [](DB& db, Tracker* t) { return t->Delete(db, "default", 5); };
+  }
+  {
+    IoCase& c = add("CreateCollection");
+    c.call = [](DB& db, Tracker* t) { return t->Create(db, kOther, 2); };
+  }
+  {
+    IoCase& c = add("DropCollection");
+    c.setup = [](DB& db, Tracker* t) {
+      ASSERT_OK(t->Create(db, kOther, 2));
+      PutRange(db, t, kOther, 0, 10);
+    };
+    c.call = [](DB& db, Tracker* t) { return t->Drop(db, kOther); };
+  }
+  {
+    IoCase& c = add("Flush");
+    c.setup = [](DB& db, Tracker* t) {
+      PutRange(db, t, "default", 0, 30);
+      ASSERT_OK(t->Delete(db, "default", 7));
+    };
+    c.call = [](DB& db, Tracker* t) { return t->NoEffect(db.Flush()); };
+  }
+  {
+    IoCase& c = add("BulkLoad");
+    c.setup = [](DB& db, Tracker* t) { PutRange(db, t, "default", 0, 10); };
+    c.call = [](DB& db, Tracker* t) {
+      std::vector<uint64_t> ids;
+      std::vector<float> rows;
+      for (uint64_t id = 5; id < 40; ++id) {
+        ids.push_back(id);
+        std::vector<float> v = Vec(id + 5000);
+        rows.insert(rows.end(), v.begin(), v.end());
+      }
+      return t->PutBatch(db, "default", ids, rows, /*bulk=*/true);
+    };
+  }
+  {
+    IoCase& c = add("Compact");
+    c.setup = [](DB& db, Tracker* t) {
+      PutRange(db, t, "default", 0, 20);
+      absl::Status s = db.Flush();
+      if (absl::IsUnimplemented(s)) return;
+      ASSERT_OK(s);
+      PutRange(db, t, "default", 10, 30);
+      ASSERT_OK(t->Delete(db, "default", 2));
+      ASSERT_OK(db.Flush());
+    };
+    c.call = [](DB& db, Tracker* t) { return t->NoEffect(db.Compact()); };
+  }
+  {
+    IoCase& c = add("PutsWithBackgroundFlushes");
+    c.memtable_bytes = 256;  // a freeze and a flush every few puts
+    c.call = [](DB& db, Tracker* t) {
+      for (uint64_t id = 0; id < 60; ++id) {
+        absl::Status s = t->Put(db, "default", id % 25, Vec(id + 77));
+        if (!s.ok()) return s;
+      }
+      return absl::OkStatus();
+    };
+    // The background flush publishes its manifest edit like Flush does.
+  }
+  {
+    IoCase& c = add("Close");
+    c.setup = [](DB& db, Tracker* t) { PutRange(db, t, "default", 0, 20); };
+    c.call = [](DB& db, Tracker* t) { return t->NoEffect(db.Close()); };
+  }
+  return cases;
+}
+
+struct LoopResult {
+  uint64_t iterations = 0;
+  uint64_t faults = 0;
+  uint64_t errors_returned = 0;
+  bool unimplemented = false;
+};
+
+// One iteration: the Nth operation (of any kind) of the call fails. Returns
+// whether the call hit the fault.
+void RunOnce(const IoCase& c, uint64_t n, Mode mode, LoopResult* result, bool* hit) {
+  const bool persistent = mode == Mode::kPersistent;
+  TempDir dir;
+  FaultInjectionFileSystem fs;
+  Tracker tracker;
+  const Options options = CaseOptions(c);
+  const std::string path = dir.Sub("db");
+  const std::string where = c.name + "/" + ModeName(mode) + " N=" + std::to_string(n);
+  std::unique_ptr<DB> db;
+  if (c.setup || c.call) {
+    ASSERT_OK_AND_ASSIGN(db, OpenWithFileSystem(options, path, &fs));
+    if (c.setup) c.setup(*db, &tracker);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  absl::Status status;
+  uint64_t hits = 0;
+  {
+    Watchdog watchdog(where, std::chrono::seconds(60));
+    if (!c.call) {
+      if (db != nullptr) {
+        ASSERT_OK(db->Close());
+      }
+      db.reset();
+      if (c.damage) c.damage(path);
+      fs.FailNth(FsOp::kAny, n, persistent);
+      absl::StatusOr<std::unique_ptr<DB>> opened = OpenWithFileSystem(options, path, &fs);
+      status = opened.status();
+      if (opened.ok()) db = std::move(opened).value();
+    } else {
+      fs.FailNth(FsOp::kAny, n, persistent);
+      status = c.call(*db, &tracker);
+    }
+    fs.ClearFaults();
+    hits = fs.faults_injected();
+    if (mode == Mode::kOnceThenDie) fs.FailNth(FsOp::kAny, 1, /*persistent=*/true);
+  }
+  *hit = hits > 0;
+  if (!*hit && absl::IsUnimplemented(status)) {
+    result->unimplemented = true;
+    return;
+  }
+  if (!*hit) {
+    ASSERT_OK(status) << where;
+  }
+  ++result->iterations;
+  result->faults += hits;
+  result->errors_returned += !status.ok();
+  {
+    Watchdog watchdog(where + ": writes after the fault, Close", std::chrono::seconds(60));
+    if (db != nullptr && mode == Mode::kOnce) {
+      // The DB either keeps working or keeps failing; what it acknowledges
+      // now must survive too.
+      (void)tracker.Put(*db, "default", 9999, Vec(n));
+      (void)tracker.Put(*db, kOther, 9999, Vec(n + 1));
+    }
+    if (db != nullptr) (void)db->Close();
+    db.reset();
+  }
+  fs.ClearFaults();
+  Watchdog watchdog(where + ": reopen", std::chrono::seconds(60));
+  Options reopen = options;
+  reopen.create_if_missing = true;
+  absl::StatusOr<std::unique_ptr<DB>> again = OpenWithFileSystem(reopen, path, &fs);
+  ASSERT_OK(again) << where << " (status of the call: " << status << ")";
+  EXPECT_TRUE(tracker.Check(**again)) << where << " (status of the call: " << status << ")";
+}
+
+// gtest prints parameters with these (instead of their bytes).
+void PrintTo(const IoCase& c, std::ostream* os) { *os << c.name; }
+void PrintTo(Mode m, std::ostream* os) { *os << ModeName(m); }
+
+class IoErrorTest : public ::testing::TestWithParam<std::tuple<IoCase, Mode>> {};
+
+TEST_P(IoErrorTest, EveryFailedOperationLeavesAcknowledgedWritesIntact) {
+  const auto& [c, mode] = GetParam();
+  LoopResult result;
+  uint64_t n = 1;
+  for (;; ++n) {
+    bool hit = false;
+    RunOnce(c, n, mode, &result, &hit);
+    if (HasFatalFailure() || result.unimplemented || !hit) break;
+    ASSERT_LT(n, 5000u) << "the call never completes without a fault";
+  }
+  if (result.unimplemented) {
+    std::printf("[ SKIPPED  ] %s returns Unimplemented: add its faults once it exists\n",
+                c.name.c_str());
+    return;
+  }
+  if (HasFailure()) return;
+  std::printf("%s/%s: %llu operations failed in turn, %llu faults injected, %llu errors "
+              "returned, 0 acknowledged writes lost\n",
+              c.name.c_str(), ModeName(mode), static_cast<unsigned long long>(n - 1),
+              static_cast<unsigned long long>(result.faults),
+              static_cast<unsigned long long>(result.errors_returned));
+}
+
+std::string CaseName(const ::testing::TestParamInfo<std::tuple<IoCase, Mode>>& info) {
+  return std::get<0>(info.param).name + "_" + ModeName(std::get<1>(info.param));
+}
+
+INSTANTIATE_TEST_SUITE_P(Calls, IoErrorTest,
+                         ::testing::Combine(::testing::ValuesIn(Cases()),
+                                            ::testing::Values(Mode::kOnce, Mode::kOnceThenDie,
+                                                              Mode::kPersistent)),
+                         CaseName);
+
+// A write torn part-way (the manifest is the one file written with Append)
+// never leaves a manifest that does not open.
+TEST(IoErrorTornWriteTest, TornManifestWriteKeepsTheOldOrTheNewManifest) {
+  for (size_t keep : {0, 1, 8, 20, 40}) {
+    TempDir dir;
+    FaultInjectionFileSystem fs;
+    Options options = DefaultOptions(kDim, Metric::kL2, 2);
+    options.worker_threads = 2;
+    {
+      ASSERT_OK_AND_ASSIGN(auto db, OpenWithFileSystem(options, dir.path(), &fs));
+      ASSERT_OK(db->Put(1, Vec(1)));
+      fs.TearNthWrite(1, keep);
+      CollectionOptions co;
+      co.dim = kDim;
+      co.shard_count = 1;
+      EXPECT_FALSE(db->CreateCollection(kOther, co).ok()) << "keep " << keep;
+      EXPECT_EQ(fs.faults_injected(), 1u);
+      ASSERT_OK(db->Close());
+    }
+    ASSERT_OK_AND_ASSIGN(auto db, OpenWithFileSystem(options, dir.path(), &fs));
+    EXPECT_EQ(db->ListCollections(), std::vector<std::string>{"default"}) << "keep " << keep;
+    EXPECT_OK(db->Get(1));
+  }
+}
+
+}  // namespace
+}  // namespace shoal::test
