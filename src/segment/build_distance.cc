@@ -7,8 +7,14 @@
 
 namespace shoal::segment {
 
-BuildDistance::BuildDistance(const float* vectors, size_t n, uint32_t dim, Metric metric)
-    : vectors_(vectors), n_(n), dim_(dim), l2_(Kernels().l2_squared) {
+BuildDistance::BuildDistance(const NodeStore& store, Metric metric)
+    : vectors_(store.size() == 0 ? nullptr : store.vector(0)),
+      stride_(store.stride()),
+      n_(store.size()),
+      dim_(store.dim()),
+      l2_(Kernels().l2_squared) {
+  const size_t n = n_;
+  const uint32_t dim = dim_;
   if (metric != Metric::kInnerProduct || n == 0) return;
   // Norms in double: h_x is the square root of a difference of two nearly
   // equal numbers for the longest vectors, where float would lose it.

@@ -28,6 +28,7 @@
 #include <cstdlib>
 
 #include "distance/distance.h"
+#include "segment/node_store.h"
 #include "segment/prefetch.h"
 #include "shoal/options.h"
 
@@ -35,12 +36,12 @@ namespace shoal::segment {
 
 class BuildDistance {
  public:
-  // `vectors`: n rows of dim floats, row-major; must outlive this object.
-  BuildDistance(const float* vectors, size_t n, uint32_t dim, Metric metric);
+  // Over the vectors of `store`, which must outlive this object.
+  BuildDistance(const NodeStore& store, Metric metric);
 
   size_t size() const { return n_; }
   uint32_t dim() const { return dim_; }
-  const float* row(uint32_t i) const { return vectors_ + size_t{i} * dim_; }
+  const float* row(uint32_t i) const { return vectors_ + size_t{i} * stride_; }
   // The lifted coordinate h_i (0 unless kInnerProduct).
   float lift(uint32_t i) const { return lift_.empty() ? 0.0f : lift_[i]; }
   bool lifted() const { return !lift_.empty(); }
@@ -59,6 +60,7 @@ class BuildDistance {
 
  private:
   const float* vectors_;
+  size_t stride_;  // floats from one row to the next
   size_t n_;
   uint32_t dim_;
   DistanceFn l2_;

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "distance/distance.h"
 #include "segment/build_distance.h"
+#include "segment/locality_order.h"
 #include "segment/segment.h"
 #include "segment/segment_format.h"
 #include "segment/vamana_builder.h"
@@ -68,12 +69,21 @@ absl::Status Validate(const SegmentContents& c, const GraphOptions& g) {
   return absl::OkStatus();
 }
 
+// The nodes, in file order: node i is contents row order[i], whose vector
+// store.vector(i) is a copy of.
+struct Nodes {
+  std::vector<uint32_t> order;
+  std::unique_ptr<segment::NodeStore> store;
+};
+
 // Every entry, sorted by id. InvalidArgument when an id repeats.
-absl::StatusOr<std::vector<IdEntry>> SortedIdTable(const SegmentContents& c) {
+absl::StatusOr<std::vector<IdEntry>> SortedIdTable(const SegmentContents& c,
+                                                   const Nodes& nodes) {
   std::vector<IdEntry> entries;
   entries.reserve(c.ids.size() + c.tombstone_ids.size());
-  for (size_t i = 0; i < c.ids.size(); ++i) {
-    entries.push_back({c.ids[i], c.sequences[i], static_cast<uint32_t>(i)});
+  for (size_t i = 0; i < nodes.order.size(); ++i) {
+    const uint32_t row = nodes.order[i];
+    entries.push_back({c.ids[row], c.sequences[row], static_cast<uint32_t>(i)});
   }
   for (size_t i = 0; i < c.tombstone_ids.size(); ++i) {
     entries.push_back({c.tombstone_ids[i], c.tombstone_sequences[i], kNoNode});
@@ -97,11 +107,12 @@ std::string DirName(const std::string& path) {
 }
 
 // Encodes node `node` at `out` (layout.node_bytes bytes, already zero).
-void EncodeNode(const SegmentContents& c, const segment::NodeLayout& layout,
-                const segment::VamanaBuilder& graph, uint32_t node, char* out) {
-  std::memcpy(out, c.vectors + size_t{node} * c.dim, size_t{c.dim} * sizeof(float));
-  EncodeFixed64(out + layout.id_offset(), c.ids[node]);
-  EncodeFixed64(out + layout.sequence_offset(), c.sequences[node]);
+void EncodeNode(const SegmentContents& c, const Nodes& nodes,
+                const segment::NodeLayout& layout, const segment::VamanaBuilder& graph,
+                uint32_t node, char* out) {
+  std::memcpy(out, nodes.store->vector(node), size_t{c.dim} * sizeof(float));
+  EncodeFixed64(out + layout.id_offset(), c.ids[nodes.order[node]]);
+  EncodeFixed64(out + layout.sequence_offset(), c.sequences[nodes.order[node]]);
   const std::span<const uint32_t> neighbors = graph.neighbors(node);
   EncodeFixed32(out + layout.degree_offset(), static_cast<uint32_t>(neighbors.size()));
   std::memcpy(out + layout.neighbors_offset(), neighbors.data(),
@@ -109,7 +120,7 @@ void EncodeNode(const SegmentContents& c, const segment::NodeLayout& layout,
 }
 
 absl::Status WriteNodeBlocks(WritableFile* file, const SegmentContents& c,
-                             const segment::Header& h, const segment::VamanaBuilder& graph) {
+                             const Nodes& nodes, const segment::Header& h, const segment::VamanaBuilder& graph) {
   const segment::NodeLayout& layout = h.layout;
   const size_t block_bytes = layout.block_bytes();
   const size_t blocks_per_chunk = std::max<size_t>(1, kWriteChunkBytes / block_bytes);
@@ -122,7 +133,7 @@ absl::Status WriteNodeBlocks(WritableFile* file, const SegmentContents& c,
       for (uint32_t slot = 0; slot < layout.nodes_per_block; ++slot) {
         const uint64_t node = (first + b) * layout.nodes_per_block + slot;
         if (node >= h.vector_count) break;
-        EncodeNode(c, layout, graph, static_cast<uint32_t>(node),
+        EncodeNode(c, nodes, layout, graph, static_cast<uint32_t>(node),
                    block + size_t{slot} * layout.node_bytes);
       }
       const size_t body = block_bytes - segment::kChecksumSize;
@@ -145,11 +156,12 @@ std::string EncodeIdTable(const std::vector<IdEntry>& entries) {
   return out;
 }
 
-absl::Status WriteFile(WritableFile* file, const SegmentContents& c, const segment::Header& h,
+absl::Status WriteFile(WritableFile* file, const SegmentContents& c, const Nodes& nodes,
+                       const segment::Header& h,
                        const segment::VamanaBuilder& graph,
                        const std::vector<IdEntry>& entries) {
   SHOAL_RETURN_IF_ERROR(file->Append(segment::EncodeHeader(h)));
-  SHOAL_RETURN_IF_ERROR(WriteNodeBlocks(file, c, h, graph));
+  SHOAL_RETURN_IF_ERROR(WriteNodeBlocks(file, c, nodes, h, graph));
   const std::string id_table = EncodeIdTable(entries);
   SHOAL_RETURN_IF_ERROR(file->Append(id_table));
   segment::Footer f;
@@ -169,11 +181,16 @@ absl::Status BuildSegment(FileSystem* fs, ThreadPool* pool, const std::string& p
                           const SegmentContents& contents, const SegmentBuildOptions& options,
                           SegmentBuildStats* stats) {
   SHOAL_RETURN_IF_ERROR(Validate(contents, options.graph));
-  SHOAL_ASSIGN_OR_RETURN(const std::vector<IdEntry> entries, SortedIdTable(contents));
-
   const size_t n = contents.ids.size();
-  segment::BuildDistance distance(contents.vectors, n, contents.dim, contents.metric);
-  segment::VamanaBuilder graph(distance, options.graph, options.seed);
+  Nodes nodes;
+  nodes.order = segment::LocalityOrder(contents.vectors, n, contents.dim, options.seed, pool);
+  nodes.store = std::make_unique<segment::NodeStore>(
+      contents.vectors, nodes.order, contents.dim,
+      segment::VamanaBuilder::ListCapacity(options.graph.max_degree), pool);
+  SHOAL_ASSIGN_OR_RETURN(const std::vector<IdEntry> entries, SortedIdTable(contents, nodes));
+
+  segment::BuildDistance distance(*nodes.store, contents.metric);
+  segment::VamanaBuilder graph(nodes.store.get(), distance, options.graph, options.seed);
   graph.Build(pool, stats);
 
   const auto start = std::chrono::steady_clock::now();
@@ -191,7 +208,7 @@ absl::Status BuildSegment(FileSystem* fs, ThreadPool* pool, const std::string& p
 
   const std::string tmp = path + ".tmp";
   SHOAL_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, fs->NewWritableFile(tmp));
-  absl::Status s = WriteFile(file.get(), contents, h, graph, entries);
+  absl::Status s = WriteFile(file.get(), contents, nodes, h, graph, entries);
   file.reset();
   if (s.ok()) s = fs->Rename(tmp, path);
   if (!s.ok()) {

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <thread>
 #include <cstdlib>
+#include <cstdio>
+#include <x86intrin.h>
 
 #include "segment/medoid.h"
 
@@ -24,12 +26,18 @@ constexpr size_t kChunk = 32;
 // Vectors this far ahead of the one being compared are prefetched.
 static size_t kPrefetchAhead = getenv("PFA") ? atoi(getenv("PFA")) : 4;
 
-inline void CpuRelax() {
+// Waiting for a list's writer: spin briefly, then yield — with more threads
+// than cores the writer may be descheduled, and spinning would only delay it.
+void Backoff(int* spins) {
+  if (++*spins < 64) {
 #if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
+    __builtin_ia32_pause();
 #elif defined(__aarch64__)
-  asm volatile("yield");
+    asm volatile("yield");
 #endif
+  } else {
+    std::this_thread::yield();
+  }
 }
 
 double Seconds(std::chrono::steady_clock::time_point since) {
@@ -71,29 +79,59 @@ void OnEveryThread(ThreadPool* pool, size_t threads, const std::function<void(si
 
 }  // namespace
 
-VamanaBuilder::VamanaBuilder(const BuildDistance& distance, const GraphOptions& options,
-                             uint64_t seed)
-    : distance_(distance),
-      n_(distance.size()),
+uint32_t VamanaBuilder::ListCapacity(uint32_t max_degree) {
+  return static_cast<uint32_t>(std::ceil(max_degree * kSlack));
+}
+
+VamanaBuilder::VamanaBuilder(NodeStore* store, const BuildDistance& distance,
+                             const GraphOptions& options, uint64_t seed)
+    : store_(store),
+      distance_(distance),
+      n_(store->size()),
       max_degree_(options.max_degree),
       list_size_(options.build_list_size),
       alpha_(options.alpha),
-      capacity_(static_cast<uint32_t>(std::ceil(options.max_degree * kSlack))),
       seed_(seed) {}
 
 void VamanaBuilder::Lock(uint32_t node) {
-  std::atomic<uint8_t>& lock = locks_[node];
+  std::atomic_ref<uint32_t> version = store_->version(node);
   int spins = 0;
-  while (lock.exchange(1, std::memory_order_acquire) != 0) {
-    while (lock.load(std::memory_order_relaxed) != 0) {
-      // With more threads than cores the holder may be descheduled: stop
-      // burning its core after a short spin.
-      if (++spins < 64) {
-        CpuRelax();
-      } else {
-        std::this_thread::yield();
-      }
+  while (true) {
+    uint32_t v = version.load(std::memory_order_relaxed);
+    if ((v & 1) == 0 &&
+        version.compare_exchange_weak(v, v + 1, std::memory_order_acquire)) {
+      return;
     }
+    Backoff(&spins);
+  }
+}
+
+void VamanaBuilder::Unlock(uint32_t node) {
+  std::atomic_ref<uint32_t> version = store_->version(node);
+  version.store(version.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+}
+
+void VamanaBuilder::ReadIds(uint32_t node, std::vector<uint32_t>* out) {
+  std::atomic_ref<uint32_t> version = store_->version(node);
+  const uint32_t capacity = store_->capacity();
+  int spins = 0;
+  while (true) {
+    const uint32_t before = version.load(std::memory_order_acquire);
+    if ((before & 1) == 0) {
+      // Racing with a writer is harmless: every word is read atomically,
+      // and a torn copy is detected by the version below and retried.
+      const uint32_t count =
+          std::min(capacity, std::atomic_ref<uint32_t>(store_->count(node))
+                                 .load(std::memory_order_relaxed));
+      out->resize(count);
+      uint32_t* ids = store_->ids(node);
+      for (uint32_t k = 0; k < count; ++k) {
+        (*out)[k] = std::atomic_ref<uint32_t>(ids[k]).load(std::memory_order_relaxed);
+      }
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if (version.load(std::memory_order_relaxed) == before) return;
+    }
+    Backoff(&spins);
   }
 }
 
@@ -103,27 +141,41 @@ void VamanaBuilder::Build(ThreadPool* pool, SegmentBuildStats* stats) {
   medoid_ = FindMedoid(distance_, pool);
   if (stats != nullptr) stats->medoid_seconds = Seconds(start);
 
-  counts_.assign(n_, 0);
-  const size_t slots = n_ * capacity_;
-  ids_ = std::make_unique_for_overwrite<uint32_t[]>(slots);
-  distances_ = std::make_unique_for_overwrite<float[]>(slots);
-  locks_ = std::make_unique<std::atomic<uint8_t>[]>(n_);
   const size_t threads = pool == nullptr ? 1 : std::max<size_t>(1, pool->size());
   scratch_.resize(threads);
 
   start = std::chrono::steady_clock::now();
-  RunPass(ShuffledOrder(n_, seed_), 1.0f, pool);
+  tmp_pass1_ = true;
+  {
+    std::vector<uint32_t> order = ShuffledOrder(n_, seed_);
+    if (getenv("P1SEQ")) for (size_t i = 0; i < n_; ++i) order[i] = i;
+    RunPass(order, 1.0f, pool);
+  }
+  tmp_pass1_ = false;
   if (stats != nullptr) stats->pass1_seconds = Seconds(start);
 
   start = std::chrono::steady_clock::now();
-  RunPass(ShuffledOrder(n_, seed_ + 1), alpha_, pool);
+  {
+    std::vector<uint32_t> order = ShuffledOrder(n_, seed_ + 1);
+    if (getenv("P2SEQ")) for (size_t i = 0; i < n_; ++i) order[i] = i;
+    if (getenv("P2BLK")) {
+      size_t b = atoi(getenv("P2BLK")); size_t nb = (n_ + b - 1) / b;
+      std::vector<uint32_t> blocks = ShuffledOrder(nb, seed_ + 2);
+      order.clear();
+      for (uint32_t bl : blocks) for (size_t i = bl * b; i < std::min(n_, (bl + 1) * b); ++i) order.push_back(i);
+    }
+    RunPass(order, alpha_, pool);
+  }
   FinalPrune(pool, alpha_);
   if (stats != nullptr) stats->pass2_seconds = Seconds(start);
 
   uint64_t computed = 2 * n_;  // the medoid's two passes
   for (const Scratch& s : scratch_) computed += s.distances;
+  if (getenv("SEGDBG")) { uint64_t t[6] = {0}; for (const Scratch& s : scratch_) for (int i = 0; i < 6; ++i) t[i] += s.dbg[i];
+    { uint64_t c[3] = {0}; for (const Scratch& s : scratch_) for (int i = 0; i < 3; ++i) c[i] += s.tsc[i];
+      fprintf(stderr, "per point Mcycles: search %.1f prune %.1f backedges %.1f (k-cycles/pt: %.0f %.0f %.0f)\n", c[0]/1e6, c[1]/1e6, c[2]/1e6, c[0]/1e3/n_, c[1]/1e3/n_, c[2]/1e3/n_); }
+    fprintf(stderr, "per point (both passes): search dists %.0f own-prune dists %.0f back-prune dists %.0f back prunes %.2f expansions %.0f\n", t[0]/double(n_), t[1]/double(n_), t[2]/double(n_), t[3]/double(n_), t[4]/double(n_)); }
   if (stats != nullptr) stats->distance_computations = computed;
-  distances_.reset();
   scratch_.clear();
   scratch_.shrink_to_fit();
 }
@@ -142,7 +194,8 @@ void VamanaBuilder::RunPass(const std::vector<uint32_t>& order, float alpha,
 
 void VamanaBuilder::Search(uint32_t p, Scratch* s) {
   CandidateList& list = s->list;
-  list.Reset(list_size_);
+  static const size_t p1l = getenv("P1L") ? atoi(getenv("P1L")) : 0;
+  list.Reset(tmp_pass1_ && p1l ? p1l : list_size_);
   s->visited.Clear(n_);
   s->expanded.clear();
   s->visited.TestAndSet(medoid_);
@@ -152,10 +205,14 @@ void VamanaBuilder::Search(uint32_t p, Scratch* s) {
     const uint32_t u = list.node(i);
     s->expanded.push_back({list.distance(i), u});
     list.MarkExpanded(i);
-    Lock(u);
-    s->neighbors.assign(&ids_[size_t{u} * capacity_],
-                        &ids_[size_t{u} * capacity_] + counts_[u]);
-    Unlock(u);
+    // The likely next node to expand: fetch its list while we work on u's.
+    for (size_t j = i + 1; j < list.size(); ++j) {
+      if (!list.expanded(j)) {
+        PrefetchBytes(store_->list(list.node(j)), 128, 128);
+        break;
+      }
+    }
+    ReadIds(u, &s->neighbors);
     s->todo.clear();
     for (uint32_t v : s->neighbors) {
       if (!s->visited.TestAndSet(v)) s->todo.push_back(v);
@@ -165,15 +222,19 @@ void VamanaBuilder::Search(uint32_t p, Scratch* s) {
     for (size_t j = 0; j < m; ++j) {
       if (j + kPrefetchAhead < m) distance_.Prefetch(s->todo[j + kPrefetchAhead]);
       const uint32_t v = s->todo[j];
-      list.Insert(distance_(p, v), v);
+      const float d = distance_(p, v);
+      if (list.Accepts(d)) list.Insert(d, v);
     }
     computed += m;
   }
   s->distances += computed;
+  s->dbg[0] += computed; s->dbg[4] += s->expanded.size();
 }
 
 void VamanaBuilder::Insert(uint32_t p, float alpha, Scratch* s) {
+  uint64_t t0 = __rdtsc();
   Search(p, s);
+  uint64_t t1 = __rdtsc(); s->tsc[0] += t1 - t0;
   // Candidates: the nodes the search expanded, plus p's current neighbours
   // (pass 2, and backward edges other insertions gave p), each once.
   s->pool.clear();
@@ -181,41 +242,52 @@ void VamanaBuilder::Insert(uint32_t p, float alpha, Scratch* s) {
   for (const Candidate& c : s->expanded) {
     if (c.node != p && !s->visited.TestAndSet(c.node)) s->pool.push_back(c);
   }
-  const size_t base = size_t{p} * capacity_;
   Lock(p);
-  for (uint32_t k = 0; k < counts_[p]; ++k) {
-    if (!s->visited.TestAndSet(ids_[base + k])) {
-      s->pool.push_back({distances_[base + k], ids_[base + k]});
-    }
-  }
+  AddListToPool(p, s);
   Unlock(p);
+  const uint32_t seen = store_->version(p).load(std::memory_order_relaxed);
   SortCandidates(p, &s->pool);
-  RobustPrune(p, s->pool, alpha, max_degree_, distance_, &s->pruned, &s->distances);
+  { uint64_t b = s->distances; RobustPrune(p, s->pool, alpha, max_degree_, distance_, &s->pruned, &s->distances); s->dbg[1] += s->distances - b; }
 
   Lock(p);
-  for (size_t k = 0; k < s->pruned.size(); ++k) {
-    ids_[base + k] = s->pruned[k].node;
-    distances_[base + k] = s->pruned[k].distance;
+  // Other insertions may have given p backward edges since we read its
+  // list; replacing the list would drop them (nearby points are often
+  // inserted at the same time). Prune again with them included.
+  if (store_->version(p).load(std::memory_order_relaxed) != seen + 1 && AddListToPool(p, s)) {
+    SortCandidates(p, &s->pool);
+    RobustPrune(p, s->pool, alpha, max_degree_, distance_, &s->pruned, &s->distances);
   }
-  counts_[p] = static_cast<uint32_t>(s->pruned.size());
+  SetList(p, s->pruned);
   Unlock(p);
+  uint64_t t2 = __rdtsc(); s->tsc[1] += t2 - t1;
 
   // s->pruned is reused by the prunes below (and p's list may change under
   // other threads): walk a copy.
   s->chosen.assign(s->pruned.begin(), s->pruned.end());
   for (const Candidate& c : s->chosen) AddBackEdge(c.node, p, c.distance, alpha, s);
+  s->tsc[2] += __rdtsc() - t2;
+}
+
+bool VamanaBuilder::AddListToPool(uint32_t p, Scratch* s) {
+  const uint32_t* ids = store_->ids(p);
+  const float* distances = store_->distances(p);
+  const size_t before = s->pool.size();
+  for (uint32_t k = 0; k < store_->count(p); ++k) {
+    if (!s->visited.TestAndSet(ids[k])) s->pool.push_back({distances[k], ids[k]});
+  }
+  return s->pool.size() > before;
 }
 
 void VamanaBuilder::AddBackEdge(uint32_t from, uint32_t to, float distance, float alpha,
                                 Scratch* s) {
-  const size_t base = size_t{from} * capacity_;
   Lock(from);
-  const uint32_t count = counts_[from];
-  if (std::find(&ids_[base], &ids_[base] + count, to) == &ids_[base] + count) {
-    if (count < capacity_) {
-      ids_[base + count] = to;
-      distances_[base + count] = distance;
-      counts_[from] = count + 1;
+  const uint32_t count = store_->count(from);
+  uint32_t* ids = store_->ids(from);
+  if (std::find(ids, ids + count, to) == ids + count) {
+    if (count < store_->capacity()) {
+      std::atomic_ref<uint32_t>(ids[count]).store(to, std::memory_order_relaxed);
+      store_->distances(from)[count] = distance;
+      std::atomic_ref<uint32_t>(store_->count(from)).store(count + 1, std::memory_order_relaxed);
     } else {
       const Candidate extra{distance, to};
       PruneList(from, &extra, alpha, s);
@@ -226,19 +298,26 @@ void VamanaBuilder::AddBackEdge(uint32_t from, uint32_t to, float distance, floa
 
 void VamanaBuilder::PruneList(uint32_t node, const Candidate* extra, float alpha,
                               Scratch* s) {
-  const size_t base = size_t{node} * capacity_;
   s->pool.clear();
-  for (uint32_t k = 0; k < counts_[node]; ++k) {
-    s->pool.push_back({distances_[base + k], ids_[base + k]});
-  }
+  const uint32_t* ids = store_->ids(node);
+  const float* distances = store_->distances(node);
+  for (uint32_t k = 0; k < store_->count(node); ++k) s->pool.push_back({distances[k], ids[k]});
   if (extra != nullptr) s->pool.push_back(*extra);
   SortCandidates(node, &s->pool);
-  RobustPrune(node, s->pool, alpha, max_degree_, distance_, &s->pruned, &s->distances);
-  for (size_t k = 0; k < s->pruned.size(); ++k) {
-    ids_[base + k] = s->pruned[k].node;
-    distances_[base + k] = s->pruned[k].distance;
+  { uint64_t b = s->distances; RobustPrune(node, s->pool, alpha, max_degree_, distance_, &s->pruned, &s->distances); s->dbg[2] += s->distances - b; s->dbg[3]++; }
+  SetList(node, s->pruned);
+}
+
+void VamanaBuilder::SetList(uint32_t node, const std::vector<Candidate>& list) {
+  uint32_t* ids = store_->ids(node);
+  float* distances = store_->distances(node);
+  // Atomic stores: ReadIds may be copying this list concurrently.
+  for (size_t k = 0; k < list.size(); ++k) {
+    std::atomic_ref<uint32_t>(ids[k]).store(list[k].node, std::memory_order_relaxed);
+    distances[k] = list[k].distance;
   }
-  counts_[node] = static_cast<uint32_t>(s->pruned.size());
+  std::atomic_ref<uint32_t>(store_->count(node))
+      .store(static_cast<uint32_t>(list.size()), std::memory_order_relaxed);
 }
 
 void VamanaBuilder::FinalPrune(ThreadPool* pool, float alpha) {
@@ -248,7 +327,7 @@ void VamanaBuilder::FinalPrune(ThreadPool* pool, float alpha) {
     for (size_t begin; (begin = next.fetch_add(1024)) < n_;) {
       for (size_t i = begin; i < std::min(n_, begin + 1024); ++i) {
         // Each node is visited by one thread only; no lock needed.
-        if (counts_[i] > max_degree_) PruneList(static_cast<uint32_t>(i), nullptr, alpha, s);
+        if (store_->count(static_cast<uint32_t>(i)) > max_degree_) PruneList(static_cast<uint32_t>(i), nullptr, alpha, s);
       }
     }
   });

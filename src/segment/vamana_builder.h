@@ -12,10 +12,10 @@
 //   4. lists still longer than R (see kSlack) are pruned to R.
 //
 // Points are inserted concurrently on all threads of the pool: each node's
-// list has a spinlock, held only to copy or update that list (and during
-// the prune of an overflowing list). Searches may miss edges being added
-// concurrently, as in DiskANN; with one thread the graph is a pure function
-// of (points, options, seed).
+// list has a spinlock (a seqlock for readers, see Lock), held only to update
+// that list (and during the prune of an overflowing list). Searches may miss
+// edges being added concurrently, as in DiskANN; with one thread the graph
+// is a pure function of (points, options, seed).
 //
 // Not thread-safe; one Build per object.
 
@@ -30,6 +30,7 @@
 
 #include "segment/build_distance.h"
 #include "segment/candidate_list.h"
+#include "segment/node_store.h"
 #include "segment/robust_prune.h"
 #include "segment/segment.h"
 #include "segment/visited_set.h"
@@ -40,9 +41,15 @@ namespace shoal::segment {
 
 class VamanaBuilder {
  public:
-  // `distance` must outlive this object. REQUIRES: max_degree >= 1,
-  // build_list_size >= 1, alpha >= 1, distance.size() < 2^31.
-  VamanaBuilder(const BuildDistance& distance, const GraphOptions& options, uint64_t seed);
+  // Slots per list a NodeStore needs for max_degree R: R plus slack.
+  static uint32_t ListCapacity(uint32_t max_degree);
+
+  // Builds into `store` (its lists must be empty, with ListCapacity(R)
+  // slots); `distance` must be over `store`. Both must outlive this object.
+  // REQUIRES: max_degree >= 1, build_list_size >= 1, alpha >= 1,
+  // store->size() < 2^31.
+  VamanaBuilder(NodeStore* store, const BuildDistance& distance, const GraphOptions& options,
+                uint64_t seed);
   VamanaBuilder(const VamanaBuilder&) = delete;
   VamanaBuilder& operator=(const VamanaBuilder&) = delete;
 
@@ -55,7 +62,7 @@ class VamanaBuilder {
   // closest first). Valid while this object lives.
   uint32_t medoid() const { return medoid_; }
   std::span<const uint32_t> neighbors(uint32_t node) const {
-    return {&ids_[size_t{node} * capacity_], counts_[node]};
+    return {store_->ids(node), store_->count(node)};
   }
 
  private:
@@ -72,6 +79,8 @@ class VamanaBuilder {
     std::vector<uint32_t> neighbors;
     std::vector<uint32_t> todo;
     uint64_t distances = 0;
+    uint64_t dbg[6] = {0,0,0,0,0,0};
+    uint64_t tsc[3] = {0,0,0};  // TMP: search dists, own prune, back prune dists, back prunes, expansions, back adds
   };
 
   void RunPass(const std::vector<uint32_t>& order, float alpha, ThreadPool* pool);
@@ -79,29 +88,37 @@ class VamanaBuilder {
   // Greedy search for point p from the medoid; leaves the expanded nodes in
   // s->expanded.
   void Search(uint32_t p, Scratch* s);
+  // Adds p's list entries not yet marked in s->visited to s->pool; returns
+  // whether there were any. REQUIRES: p's lock held.
+  bool AddListToPool(uint32_t p, Scratch* s);
   void AddBackEdge(uint32_t from, uint32_t to, float distance, float alpha, Scratch* s);
   // Replaces `node`'s list by RobustPrune of it (plus `extra`, when given).
   // REQUIRES: node's lock held, or no concurrent access.
   void PruneList(uint32_t node, const Candidate* extra, float alpha, Scratch* s);
   void FinalPrune(ThreadPool* pool, float alpha);
+  // REQUIRES: node's lock held, or no concurrent access.
+  void SetList(uint32_t node, const std::vector<Candidate>& list);
 
+  // A list's version word is a seqlock: odd while a writer holds it. Writers
+  // (Lock/Unlock) exclude each other; readers (ReadIds) never write, and
+  // retry if the version moved while they copied. Searches read ~200 lists
+  // per insertion and write none, so they take no locked instruction and
+  // never pull a list's line in exclusive state.
   void Lock(uint32_t node);
-  void Unlock(uint32_t node) { locks_[node].store(0, std::memory_order_release); }
+  void Unlock(uint32_t node);
+  // Copies node's ids into *out (consistent snapshot).
+  void ReadIds(uint32_t node, std::vector<uint32_t>* out);
 
+  NodeStore* const store_;
   const BuildDistance& distance_;
   const size_t n_;
   const uint32_t max_degree_;  // R
   const uint32_t list_size_;   // L
   const float alpha_;
-  const uint32_t capacity_;    // slots per list: R plus slack
   const uint64_t seed_;
   uint32_t medoid_ = 0;
+  bool tmp_pass1_ = false;
 
-  // Adjacency lists, capacity_ slots per node; guarded by locks_[node].
-  std::vector<uint32_t> counts_;
-  std::unique_ptr<uint32_t[]> ids_;
-  std::unique_ptr<float[]> distances_;  // distance of each edge: prunes need no recomputation
-  std::unique_ptr<std::atomic<uint8_t>[]> locks_;
   std::vector<Scratch> scratch_;  // one per thread
 };
 
