@@ -53,8 +53,8 @@ absl::StatusOr<Layout> TexmexLayout(std::string_view bytes, ElementType type,
     return ErrorAt(absl::StatusCode::kDataLoss, context, rows * record,
                    absl::StrCat("the file's ", size, " bytes are not a whole number of ",
                                 record, "-byte records (dim ", dim,
-                                "): the last record is cut short, or a record after row ",
-                                max_rows, " has another dim"));
+                                "): the last record is cut short, or a record past the first ",
+                                max_rows, " (not walked) has another dim"));
   }
   return Layout{type, rows, static_cast<uint32_t>(dim), 4, record};
 }
