@@ -6,13 +6,17 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
+#include <thread>
+#include <vector>
 
 #include "fmt/core.h"
+#include "progress.h"
 
 namespace shoal_bench {
 namespace {
@@ -46,7 +50,7 @@ absl::Status WriteAll(int fd, const std::byte* data, size_t size,
 }  // namespace
 
 void Die(std::string_view what, const absl::Status& status) {
-  fmt::print(stderr, "error: {}: {}\n", what, status.ToString());
+  StatusLine(fmt::format("error: {}: {}", what, status.ToString()));
   std::fflush(stdout);
   std::exit(1);
 }
@@ -85,6 +89,22 @@ absl::StatusOr<RawWriteResult> RawSequentialWrite(const std::string& path,
   if (::unlink(path.c_str()) != 0 && status.ok()) status = FromErrno("unlink", path);
   if (!status.ok()) return status;
   return result;
+}
+
+uint32_t ResolveThreads(uint32_t threads) {
+  return threads > 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
+}
+
+void ParallelChunks(size_t n, uint32_t threads, size_t chunk,
+                    const std::function<void(size_t begin, size_t end)>& fn) {
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t begin; (begin = next.fetch_add(chunk)) < n;) fn(begin, std::min(n, begin + chunk));
+  };
+  std::vector<std::thread> pool;
+  for (uint32_t t = 1; t < ResolveThreads(threads); ++t) pool.emplace_back(work);
+  work();  // the calling thread is one of them
+  for (std::thread& th : pool) th.join();
 }
 
 }  // namespace shoal_bench

@@ -8,6 +8,8 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -60,6 +62,14 @@ struct RawWriteResult {
 absl::StatusOr<RawWriteResult> RawSequentialWrite(const std::string& path,
                                                   std::span<const std::byte> data,
                                                   size_t chunk_bytes);
+
+// Calls fn(begin, end) over [0, n) in chunks of `chunk` indices, handed out
+// to `threads` threads (0 = all cores); returns when all are done.
+void ParallelChunks(size_t n, uint32_t threads, size_t chunk,
+                    const std::function<void(size_t begin, size_t end)>& fn);
+
+// `threads`, or the number of hardware threads when it is 0.
+uint32_t ResolveThreads(uint32_t threads);
 
 }  // namespace shoal_bench
 

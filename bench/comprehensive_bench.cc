@@ -1,13 +1,18 @@
 // Copyright 2026 The shoal Authors.
 //
-// comprehensive_bench: ingestion, durability and exact-search figures for
-// shoal on a seeded synthetic dataset, against the product goals:
+// comprehensive_bench: ingestion, durability and search figures for shoal on
+// a seeded synthetic data set (or one read from files), against the product
+// goals:
 //   - PutBatch(kNever, 10000 rows, /dev/shm) reaches >= 0.5 of the bandwidth
 //     of a plain sequential write() of the same bytes to the same directory;
 //   - a single thread Puts 1M vectors/s (kNever, /dev/shm);
 //   - 8 kAlways writers on a real disk get >= 5x the Puts/s of 1 (group
 //     commit shares each fdatasync);
-//   - exact search over memtables has recall@10 == 1 against brute force.
+//   - exact search over memtables has recall@10 == 1 against brute force;
+//   - on segments (after BulkLoad), the default SearchOptions reach
+//     recall@10 >= 0.95, and some list_size of the sweep >= 0.98;
+// and, with --compare, side by side with hnswlib and faiss on the same data
+// and threads: build rate and QPS at recall@10 = 0.90 / 0.95 / 0.99.
 //
 // Every measurement uses a fresh database in a wiped directory and closes it
 // afterwards. Tables go to stdout, progress to stderr, and --output writes
@@ -15,11 +20,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <latch>
-#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -29,83 +31,75 @@
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "bench_util.h"
+#include "brute_force.h"
 #include "dataset.h"
+#include "dataset_files.h"
 #include "fmt/core.h"
-#include "ground_truth.h"
+#include "phases.h"
+#include "progress.h"
 #include "report.h"
-#include "shoal/db.h"
 #include "shoal/options.h"
 
-ABSL_FLAG(std::string, dataset, "small", "small (10K x 128) or medium (100K x 256)");
+ABSL_FLAG(std::string, dataset, "small",
+          "small (10K x 128), medium (100K x 256) or large (1M x 128); ignored with --base");
+ABSL_FLAG(std::string, base, "", "base vectors file (.fvecs .bvecs .fbin .u8bin .npy)");
+ABSL_FLAG(std::string, query, "", "query vectors file (with --base)");
+ABSL_FLAG(std::string, groundtruth, "",
+          "exact neighbour ids of the queries (.ivecs .ibin .npy); computed and cached "
+          "next to --query when absent");
+ABSL_FLAG(size_t, max_base_rows, 0, "read at most this many base rows (0 = all)");
 ABSL_FLAG(uint64_t, seed, 42, "seed of the synthetic dataset");
 ABSL_FLAG(std::string, metric, "l2", "l2, ip or cosine");
 ABSL_FLAG(uint32_t, threads, 0,
-          "Options::worker_threads and brute-force threads (0 = all cores)");
+          "threads for everything parallel: Options::worker_threads, the peers' builds "
+          "and batch searches, brute force (0 = all cores)");
 ABSL_FLAG(uint32_t, shards, 0, "shards of the collection (0 = one per core)");
 ABSL_FLAG(uint32_t, writers, 8, "writer threads of the group-commit run");
 ABSL_FLAG(size_t, queries, 0, "search queries (0 = the dataset's default)");
 ABSL_FLAG(std::string, disk_dir, "./shoal-bench-tmp",
-          "scratch directory on the working disk ('' = skip disk runs)");
+          "scratch directory of the write phases on the working disk ('' = skip disk runs)");
 ABSL_FLAG(std::string, shm_dir, "/dev/shm/shoal-bench",
-          "scratch directory in memory ('' = skip /dev/shm runs)");
+          "scratch directory of the write phases in memory ('' = skip /dev/shm runs)");
+ABSL_FLAG(std::string, dir, "",
+          "directory of the search, build and sweep databases ('' = /dev/shm/shoal-bench "
+          "when /dev/shm exists, else ./shoal-bench-tmp)");
 ABSL_FLAG(std::string, output, "", "also write the figures to this JSON file");
-ABSL_FLAG(std::string, phases, "ingest,raw,group,search",
-          "comma-separated subset of ingest,raw,group,search");
+ABSL_FLAG(std::string, phases, "ingest,raw,group,search,build,sweep,limits",
+          "comma-separated subset of ingest,raw,group,search,build,sweep,compare,limits");
+ABSL_FLAG(bool, compare, false,
+          "also build and sweep hnswlib and faiss (those found at build time) on the same "
+          "data: same as adding 'compare' to --phases");
+ABSL_FLAG(std::string, peers, "",
+          "with --compare: comma-separated parts of peer names to run, e.g. 'hnswlib,IVF' "
+          "('' = all)");
 ABSL_FLAG(double, time_budget_s, 2.0,
           "a write run stops after this many seconds (and group-commit runs last this long)");
-ABSL_FLAG(double, search_budget_s, 20.0, "single-thread Search stops after this many seconds");
+ABSL_FLAG(double, search_budget_s, 20.0,
+          "single-thread exact Search (memtables) stops after this many seconds");
+ABSL_FLAG(double, sweep_budget_s, 3.0,
+          "single-thread queries of one sweep point stop after this many seconds");
+ABSL_FLAG(std::string, list_sizes, "10,15,20,30,40,60,80,100,150,200,300",
+          "SearchOptions::list_size values of the sweep");
+ABSL_FLAG(uint32_t, k, 10, "neighbours per query (recall@k)");
+ABSL_FLAG(uint32_t, list_size, shoal::SearchOptions{}.list_size,
+          "default SearchOptions::list_size (the Put+Flush point and the goal)");
+ABSL_FLAG(uint32_t, beam_width, shoal::SearchOptions{}.beam_width,
+          "SearchOptions::beam_width");
+ABSL_FLAG(uint32_t, max_degree, shoal::GraphOptions{}.max_degree, "GraphOptions::max_degree (R)");
+ABSL_FLAG(uint32_t, build_list_size, shoal::GraphOptions{}.build_list_size,
+          "GraphOptions::build_list_size (L)");
+ABSL_FLAG(float, alpha, shoal::GraphOptions{}.alpha, "GraphOptions::alpha");
 ABSL_FLAG(int, reps, 3,
           "minimum runs (fresh databases) per write figure; the median is shown");
 ABSL_FLAG(size_t, memtable_mb, 0,
           "Options::memtable_bytes in MiB (0 = room for everything the bench writes)");
+ABSL_FLAG(bool, progress, true, "draw progress bars on stderr (when it is a terminal)");
 
 namespace shoal_bench {
 namespace {
 
-constexpr size_t kRawChunkBytes = 1 << 20;
-constexpr size_t kLoadBatch = 10000;
-constexpr uint32_t kSearchK = 10;
-// A figure is the median of at least --reps runs, and of more (up to
-// kMaxRepsFactor times as many) while their timed total is under this.
-constexpr double kMinMeasuredSeconds = 0.25;
-constexpr size_t kMaxRepsFactor = 5;
-constexpr size_t kIngestBatches[] = {0, 1, 100, 1000, 10000};  // 0 = Put
-constexpr shoal::FsyncPolicy kPolicies[] = {
-    shoal::FsyncPolicy::kNever, shoal::FsyncPolicy::kInterval, shoal::FsyncPolicy::kAlways};
-
-struct Target {
-  std::string name;  // "shm" or "disk"
-  std::string dir;   // scratch directory; the bench only touches DbDir and the raw file
-  std::string DbDir() const { return dir + "/db"; }
-  std::string RawFile() const { return dir + "/raw-write.bin"; }
-};
-
-struct Config {
-  RunConfig run;  // echoed in the report
-  shoal::Metric metric = shoal::Metric::kL2;
-  std::vector<Target> targets;
-  std::vector<std::string> phases;
-  std::string output;
-
-  const Target* FindTarget(std::string_view name) const {
-    for (const Target& t : targets) {
-      if (t.name == name) return &t;
-    }
-    return nullptr;
-  }
-  bool HasPhase(std::string_view name) const {
-    return std::find(phases.begin(), phases.end(), name) != phases.end();
-  }
-};
-
-const char* PolicyName(shoal::FsyncPolicy p) {
-  switch (p) {
-    case shoal::FsyncPolicy::kNever: return "never";
-    case shoal::FsyncPolicy::kInterval: return "interval";
-    case shoal::FsyncPolicy::kAlways: return "always";
-  }
-  return "?";
-}
+constexpr const char* kPhaseNames[] = {"ingest", "raw",   "group",   "search",
+                                       "build",  "sweep", "compare", "limits"};
 
 shoal::Metric ParseMetric(const std::string& name) {
   if (name == "l2") return shoal::Metric::kL2;
@@ -114,30 +108,57 @@ shoal::Metric ParseMetric(const std::string& name) {
   Die("--metric", absl::InvalidArgumentError("want l2, ip or cosine, got '" + name + "'"));
 }
 
-std::vector<std::string> ParsePhases(const std::string& list) {
-  std::vector<std::string> phases;
+std::vector<std::string> SplitCommas(const std::string& list) {
+  std::vector<std::string> out;
   size_t start = 0;
   while (start <= list.size()) {
     const size_t end = std::min(list.find(',', start), list.size());
-    std::string phase = list.substr(start, end - start);
-    if (phase != "ingest" && phase != "raw" && phase != "group" && phase != "search") {
+    if (end > start) out.push_back(list.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+std::vector<std::string> ParsePhases(const std::string& list) {
+  std::vector<std::string> phases = SplitCommas(list);
+  for (const std::string& phase : phases) {
+    if (std::find_if(std::begin(kPhaseNames), std::end(kPhaseNames),
+                     [&](const char* p) { return phase == p; }) == std::end(kPhaseNames)) {
       Die("--phases", absl::InvalidArgumentError("unknown phase '" + phase + "'"));
     }
-    phases.push_back(std::move(phase));
-    start = end + 1;
   }
   return phases;
 }
 
-Config ConfigFromFlags(const DatasetSpec& spec) {
-  Config c;
+std::vector<uint32_t> ParseListSizes(const std::string& list, uint32_t k) {
+  std::vector<uint32_t> out;
+  for (const std::string& item : SplitCommas(list)) {
+    char* end = nullptr;
+    const unsigned long v = std::strtoul(item.c_str(), &end, 10);
+    if (end == item.c_str() || *end != '\0' || v < k || v > (1u << 20)) {
+      Die("--list_sizes", absl::InvalidArgumentError(fmt::format(
+                              "'{}' is not a list_size >= k ({})", item, k)));
+    }
+    out.push_back(static_cast<uint32_t>(v));
+  }
+  return out;
+}
+
+std::string DefaultSearchDir() {
+  std::error_code ec;
+  return std::filesystem::is_directory("/dev/shm", ec) ? "/dev/shm/shoal-bench"
+                                                       : "./shoal-bench-tmp";
+}
+
+void FillRunConfig(const Dataset& data, Config& c) {
   RunConfig& r = c.run;
-  r.dataset = spec.name;
-  r.num_vectors = spec.num_vectors;
-  r.dim = spec.dim;
-  r.num_queries = spec.num_queries;
-  r.num_clusters = spec.num_clusters;
-  r.base_bytes = spec.num_vectors * spec.dim * sizeof(float);
+  r.dataset = data.spec.name;
+  r.num_vectors = data.size();
+  r.dim = data.dim();
+  r.num_queries = data.num_queries();
+  r.num_clusters = data.spec.num_clusters;
+  r.base_bytes = data.BaseBytes();
+  r.source = data.source;
   r.metric = absl::GetFlag(FLAGS_metric);
   c.metric = ParseMetric(r.metric);
   r.seed = absl::GetFlag(FLAGS_seed);
@@ -150,7 +171,7 @@ Config ConfigFromFlags(const DatasetSpec& spec) {
   const size_t memtable_mb = absl::GetFlag(FLAGS_memtable_mb);
   // Every shard gets room for the whole base set and as much again for the
   // group-commit writes: a flush (segment build) must not land inside a
-  // measurement, and search must see only memtables.
+  // write measurement, and Put+Flush must build its segments in Flush alone.
   r.memtable_bytes = memtable_mb > 0 ? memtable_mb << 20
                                      : std::max<size_t>(shoal::Options{}.memtable_bytes,
                                                         2 * r.base_bytes + (64 << 20));
@@ -158,249 +179,54 @@ Config ConfigFromFlags(const DatasetSpec& spec) {
   r.shm_dir = absl::GetFlag(FLAGS_shm_dir);
   r.disk_dir = absl::GetFlag(FLAGS_disk_dir);
   r.hardware_threads = std::thread::hardware_concurrency();
+  r.brute_force_kernel = BruteForceKernelName();
+}
+
+Config ConfigFromFlags(const Dataset& data) {
+  Config c;
+  FillRunConfig(data, c);
+  RunConfig& r = c.run;
   if (!r.shm_dir.empty()) c.targets.push_back({"shm", r.shm_dir});
   if (!r.disk_dir.empty()) c.targets.push_back({"disk", r.disk_dir});
+  c.search_dir = absl::GetFlag(FLAGS_dir).empty() ? DefaultSearchDir() : absl::GetFlag(FLAGS_dir);
+  r.graph_dir = c.search_dir;
   c.phases = ParsePhases(absl::GetFlag(FLAGS_phases));
+  c.compare = absl::GetFlag(FLAGS_compare) || c.HasPhase("compare");
+  c.peers = SplitCommas(absl::GetFlag(FLAGS_peers));
   c.output = absl::GetFlag(FLAGS_output);
+  c.graph.max_degree = r.max_degree = absl::GetFlag(FLAGS_max_degree);
+  c.graph.build_list_size = r.build_list_size = absl::GetFlag(FLAGS_build_list_size);
+  c.graph.alpha = r.alpha = absl::GetFlag(FLAGS_alpha);
+  c.search.k = r.k = std::max(1u, absl::GetFlag(FLAGS_k));
+  c.search.list_size = r.default_list_size = std::max(c.search.k, absl::GetFlag(FLAGS_list_size));
+  c.search.beam_width = r.beam_width = absl::GetFlag(FLAGS_beam_width);
+  c.list_sizes = ParseListSizes(absl::GetFlag(FLAGS_list_sizes), c.search.k);
+  c.sweep_budget_s = absl::GetFlag(FLAGS_sweep_budget_s);
   return c;
 }
 
-// Wipes target's database directory and opens a new database there.
-std::unique_ptr<shoal::DB> OpenFresh(const Config& c, const Target& t,
-                                     shoal::FsyncPolicy policy) {
-  CheckOk(MakeDirs(t.dir), "scratch directory");
-  CheckOk(RemoveTree(t.DbDir()), "wipe");
-  shoal::Options o;
-  o.error_if_exists = true;  // the directory was just wiped
-  o.fsync = policy;
-  o.worker_threads = c.run.threads;
-  o.memtable_bytes = c.run.memtable_bytes;
-  o.default_collection.dim = c.run.dim;
-  o.default_collection.metric = c.metric;
-  o.default_collection.shard_count = c.run.shards;
-  return ValueOrDie(shoal::DB::Open(o, t.DbDir()), "Open " + t.DbDir());
+DatasetFiles FilesFromFlags() {
+  DatasetFiles f;
+  f.base = absl::GetFlag(FLAGS_base);
+  f.query = absl::GetFlag(FLAGS_query);
+  f.groundtruth = absl::GetFlag(FLAGS_groundtruth);
+  f.max_base_rows = absl::GetFlag(FLAGS_max_base_rows);
+  f.max_queries = absl::GetFlag(FLAGS_queries);
+  if (f.query.empty()) Die("--base", absl::InvalidArgumentError("--base needs --query"));
+  return f;
 }
 
-// Closes `db` (timing it) and removes its files.
-double CloseAndWipe(std::unique_ptr<shoal::DB> db, const Target& t) {
-  const Stopwatch sw;
-  CheckOk(db->Close(), "Close " + t.DbDir());
-  const double seconds = sw.Seconds();
-  db.reset();
-  CheckOk(RemoveTree(t.DbDir()), "wipe");
-  return seconds;
-}
-
-bool NeedAnotherRep(const Config& c, size_t done, double measured_seconds) {
-  const size_t reps = static_cast<size_t>(c.run.reps);
-  return done < reps || (measured_seconds < kMinMeasuredSeconds && done < kMaxRepsFactor * reps);
-}
-
-// Writes data.base in order, one Put per vector (batch 0) or PutBatch of
-// `batch` rows, until the data or the time budget runs out.
-IngestResult IngestOnce(const Config& c, const Dataset& data, const Target& t,
-                        shoal::FsyncPolicy policy, size_t batch) {
-  std::unique_ptr<shoal::DB> db = OpenFresh(c, t, policy);
-  const size_t n = data.size(), dim = data.dim();
-  // kAlways pays a sync per call, so look at the clock after every call;
-  // otherwise every 1024 vectors keeps the clock out of the figure.
-  const size_t stride = policy == shoal::FsyncPolicy::kAlways ? 1 : 1024;
-  size_t done = 0, next_check = stride;
-  const Stopwatch sw;
-  while (done < n) {
-    const size_t m = batch == 0 ? 1 : std::min(batch, n - done);
-    const absl::Status s =
-        batch == 0 ? db->Put(data.ids[done], data.Row(done))
-                   : db->PutBatch(std::span(data.ids).subspan(done, m),
-                                  std::span(data.base).subspan(done * dim, m * dim));
-    if (!s.ok()) Die(fmt::format("{} at row {} ({}, {})", batch == 0 ? "Put" : "PutBatch",
-                                 done, t.name, PolicyName(policy)), s);
-    done += m;
-    if (done >= next_check) {
-      next_check = done + stride;
-      if (sw.Seconds() > c.run.time_budget_s) break;
-    }
+Dataset LoadDataset(const DatasetFiles* files) {
+  if (files != nullptr) {
+    StatusLine(fmt::format("[data]   reading {} and {}", files->base, files->query));
+    return ValueOrDie(ReadDataset(*files), "--base/--query");
   }
-  IngestResult r;
-  r.seconds = sw.Seconds();
-  r.target = t.name;
-  r.policy = PolicyName(policy);
-  r.batch = batch;
-  r.vectors = done;
-  r.bytes = done * dim * sizeof(float);
-  r.capped = done < n;
-  r.close_seconds = CloseAndWipe(std::move(db), t);
-  return r;
-}
-
-// The median (by rate) of fresh runs: at least run.reps, and more while the
-// timed total is under kMinMeasuredSeconds (a small dataset takes a few ms);
-// a run stopped by the time budget is not repeated.
-IngestResult Ingest(const Config& c, const Dataset& data, const Target& t,
-                    shoal::FsyncPolicy policy, size_t batch) {
-  std::vector<IngestResult> runs;
-  double measured = 0;
-  while (NeedAnotherRep(c, runs.size(), measured)) {
-    runs.push_back(IngestOnce(c, data, t, policy, batch));
-    measured += runs.back().seconds;
-    if (runs.back().capped) break;
-  }
-  std::sort(runs.begin(), runs.end(), [](const IngestResult& a, const IngestResult& b) {
-    return a.VectorsPerSecond() < b.VectorsPerSecond();
-  });
-  IngestResult median = runs[runs.size() / 2];
-  median.reps = static_cast<int>(runs.size());
-  fmt::print(stderr, "[ingest] {:<4} {:<8} {:<15} {:>9} vectors {:>8.3f} s {:>12.0f} vec/s{}\n",
-             t.name, median.policy, median.Method(), median.vectors, median.seconds,
-             median.VectorsPerSecond(), median.capped ? " (time budget)" : "");
-  return median;
-}
-
-void IngestPhase(const Config& c, const Dataset& data, Report& report) {
-  for (const Target& t : c.targets) {
-    for (const shoal::FsyncPolicy policy : kPolicies) {
-      for (const size_t batch : kIngestBatches) {
-        report.ingest.push_back(Ingest(c, data, t, policy, batch));
-      }
-    }
-  }
-}
-
-void RawPhase(const Config& c, const Dataset& data, Report& report) {
-  const std::span<const std::byte> bytes = std::as_bytes(std::span(data.base));
-  for (const Target& t : c.targets) {
-    CheckOk(MakeDirs(t.dir), "scratch directory");
-    std::vector<RawWriteResult> runs;
-    double measured = 0;
-    while (NeedAnotherRep(c, runs.size(), measured)) {
-      runs.push_back(ValueOrDie(RawSequentialWrite(t.RawFile(), bytes, kRawChunkBytes),
-                                "raw write"));
-      measured += runs.back().write_seconds;
-    }
-    std::sort(runs.begin(), runs.end(), [](const RawWriteResult& a, const RawWriteResult& b) {
-      return a.write_seconds < b.write_seconds;
-    });
-    const RawWriteResult& m = runs[runs.size() / 2];
-    RawWriteFigures f{t.name, m.bytes, m.write_seconds, m.fdatasync_seconds,
-                      static_cast<int>(runs.size())};
-    fmt::print(stderr, "[raw]    {:<4} {} bytes in {:.4f} s ({:.1f} MB/s), fdatasync {:.4f} s\n",
-               t.name, f.bytes, f.write_seconds, f.MBPerSecond(), f.fdatasync_seconds);
-    report.raw.push_back(f);
-  }
-}
-
-// `writers` threads Put one vector per call (writer w owns ids w << 40 ...)
-// for time_budget_s on a kAlways database.
-GroupCommitRun GroupCommitOnce(const Config& c, const Dataset& data, const Target& t,
-                               uint32_t writers) {
-  std::unique_ptr<shoal::DB> db = OpenFresh(c, t, shoal::FsyncPolicy::kAlways);
-  std::vector<size_t> puts(writers, 0);
-  std::vector<absl::Status> errors(writers);
-  std::chrono::steady_clock::time_point deadline;
-  std::latch go(1);
-  std::vector<std::thread> pool;
-  for (uint32_t w = 0; w < writers; ++w) {
-    pool.emplace_back([&, w] {
-      go.wait();  // also publishes `deadline`
-      size_t i = 0;
-      for (; std::chrono::steady_clock::now() < deadline; ++i) {
-        const size_t row = (w * data.size() / writers + i) % data.size();
-        errors[w] = db->Put((uint64_t{w} << 40) + i, data.Row(row));
-        if (!errors[w].ok()) break;
-      }
-      puts[w] = i;
-    });
-  }
-  const Stopwatch sw;
-  deadline = std::chrono::steady_clock::now() +
-             std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                 std::chrono::duration<double>(c.run.time_budget_s));
-  go.count_down();
-  for (std::thread& th : pool) th.join();
-  GroupCommitRun run{writers, 0, sw.Seconds()};
-  for (uint32_t w = 0; w < writers; ++w) {
-    CheckOk(errors[w], fmt::format("Put from writer {} of {} (always)", w, writers));
-    run.puts += puts[w];
-  }
-  CloseAndWipe(std::move(db), t);
-  fmt::print(stderr, "[group]  {:<4} {} writer(s): {} puts in {:.3f} s ({:.0f} puts/s)\n",
-             t.name, writers, run.puts, run.seconds, run.PutsPerSecond());
-  return run;
-}
-
-void GroupCommitPhase(const Config& c, const Dataset& data, Report& report) {
-  const Target* t = c.FindTarget("disk");
-  if (t == nullptr) {
-    fmt::print(stderr, "[group]  skipped: no --disk_dir\n");
-    return;
-  }
-  report.group_commit.target = t->name;
-  report.group_commit.runs.push_back(GroupCommitOnce(c, data, *t, 1));
-  report.group_commit.runs.push_back(GroupCommitOnce(c, data, *t, c.run.writers));
-}
-
-void LoadBase(shoal::DB& db, const Dataset& data) {
-  const size_t n = data.size(), dim = data.dim();
-  for (size_t start = 0; start < n; start += kLoadBatch) {
-    const size_t m = std::min(kLoadBatch, n - start);
-    CheckOk(db.PutBatch(std::span(data.ids).subspan(start, m),
-                        std::span(data.base).subspan(start * dim, m * dim)),
-            "PutBatch (search load)");
-  }
-}
-
-// Single-thread Search over the queries until the search budget runs out.
-std::vector<std::vector<shoal::Neighbor>> SearchEach(const Config& c, shoal::DB& db,
-                                                     const Dataset& data,
-                                                     const shoal::SearchOptions& opts,
-                                                     double& seconds) {
-  for (size_t q = 0; q < std::min<size_t>(10, data.num_queries()); ++q) {
-    ValueOrDie(db.Search(data.Query(q), opts), "Search (warm-up)");
-  }
-  std::vector<std::vector<shoal::Neighbor>> results;
-  const Stopwatch sw;
-  for (size_t q = 0; q < data.num_queries() && sw.Seconds() < c.run.search_budget_s; ++q) {
-    results.push_back(ValueOrDie(db.Search(data.Query(q), opts), fmt::format("Search {}", q)));
-  }
-  seconds = sw.Seconds();
-  return results;
-}
-
-void SearchPhase(const Config& c, const Dataset& data, Report& report) {
-  const Target* t = c.FindTarget("shm") ? c.FindTarget("shm") : c.FindTarget("disk");
-  if (t == nullptr) return;
-  SearchResult& s = report.search;
-  s.target = t->name;
-  s.queries = data.num_queries();
-  shoal::SearchOptions opts;
-  opts.k = kSearchK;
-  s.k = opts.k;
-  s.list_size = opts.list_size;
-  Stopwatch sw;
-  const auto truth = BruteForceKnn(data, c.metric, s.k, c.run.threads);
-  s.ground_truth_seconds = sw.Seconds();
-  fmt::print(stderr, "[search] ground truth for {} queries in {:.3f} s\n", s.queries,
-             s.ground_truth_seconds);
-  std::unique_ptr<shoal::DB> db = OpenFresh(c, *t, shoal::FsyncPolicy::kNever);
-  sw = Stopwatch();
-  LoadBase(*db, data);
-  s.load_seconds = sw.Seconds();
-  const auto single = SearchEach(c, *db, data, opts, s.single_seconds);
-  s.single_queries = single.size();
-  s.recall_single = RecallAtK(truth, single, s.k);
-  sw = Stopwatch();
-  const auto batch = ValueOrDie(db->SearchBatch(data.queries, opts), "SearchBatch");
-  s.batch_seconds = sw.Seconds();
-  if (batch.size() != s.queries) {
-    Die("SearchBatch", absl::InternalError(fmt::format("{} results for {} queries",
-                                                       batch.size(), s.queries)));
-  }
-  s.recall_batch = RecallAtK(truth, batch, s.k);
-  CloseAndWipe(std::move(db), *t);
-  s.done = true;
-  fmt::print(stderr, "[search] Search {} q in {:.3f} s (recall {:.4f}); SearchBatch {:.3f} s "
-             "(recall {:.4f})\n", s.single_queries, s.single_seconds, s.recall_single,
-             s.batch_seconds, s.recall_batch);
+  DatasetSpec spec = ValueOrDie(DatasetSpecByName(absl::GetFlag(FLAGS_dataset)), "--dataset");
+  if (absl::GetFlag(FLAGS_queries) > 0) spec.num_queries = absl::GetFlag(FLAGS_queries);
+  StatusLine(fmt::format("[data]   generating {}: {} x {}, {} queries, seed {}", spec.name,
+                         spec.num_vectors, spec.dim, spec.num_queries,
+                         absl::GetFlag(FLAGS_seed)));
+  return GenerateDataset(spec, absl::GetFlag(FLAGS_seed));
 }
 
 // Writes FILE.tmp, then renames it over FILE, so a reader never sees half.
@@ -425,28 +251,42 @@ void CleanUp(const Config& c) {
     std::error_code ec;
     std::filesystem::remove(t.dir, ec);  // fails harmlessly when not empty
   }
+  std::error_code ec;
+  std::filesystem::remove(c.search_dir, ec);
 }
 
 int Main() {
   const Stopwatch total;
-  DatasetSpec spec = ValueOrDie(DatasetSpecByName(absl::GetFlag(FLAGS_dataset)), "--dataset");
-  if (absl::GetFlag(FLAGS_queries) > 0) spec.num_queries = absl::GetFlag(FLAGS_queries);
-  const Config c = ConfigFromFlags(spec);
-  fmt::print(stderr, "[data]   generating {}: {} x {}, {} queries, seed {}\n", spec.name,
-             spec.num_vectors, spec.dim, spec.num_queries, c.run.seed);
-  const Dataset data = GenerateDataset(spec, c.run.seed);
+  if (!absl::GetFlag(FLAGS_progress)) Progress::Disable();
+  const bool from_files = !absl::GetFlag(FLAGS_base).empty();
+  const DatasetFiles files = from_files ? FilesFromFlags() : DatasetFiles{};
+  const Dataset data = LoadDataset(from_files ? &files : nullptr);
+  const Config c = ConfigFromFlags(data);
   Report report;
   report.config = c.run;
+  const bool graph = c.HasPhase("build") || c.HasPhase("sweep") || c.compare;
+  Truth truth;
+  if (c.HasPhase("search") || c.HasPhase("sweep") || c.HasPhase("limits") || c.compare) {
+    std::string how;
+    truth = ValueOrDie(GroundTruth(data, from_files ? &files : nullptr, c.metric, c.search.k,
+                                   c.run.threads, &report.search.ground_truth_seconds, &how),
+                       "ground truth");
+    report.config.ground_truth = how;
+    StatusLine(fmt::format("[truth]  {} queries: {}", data.num_queries(), how));
+  }
   if (c.HasPhase("ingest")) IngestPhase(c, data, report);
   if (c.HasPhase("raw")) RawPhase(c, data, report);
   if (c.HasPhase("group")) GroupCommitPhase(c, data, report);
-  if (c.HasPhase("search")) SearchPhase(c, data, report);
+  if (c.HasPhase("limits")) LimitsPhase(c, data, truth, report);
+  if (c.HasPhase("search")) SearchPhase(c, data, truth, report);
+  if (graph) GraphPhase(c, data, truth, report);
+  if (c.compare) ComparePhase(c, data, truth, report);
   CleanUp(c);
   report.total_seconds = total.Seconds();
   PrintReport(report);
   if (!c.output.empty()) {
     WriteFile(c.output, ReportToJson(report));
-    fmt::print(stderr, "[output] wrote {}\n", c.output);
+    StatusLine(fmt::format("[output] wrote {}", c.output));
   }
   return 0;
 }
@@ -469,8 +309,10 @@ std::vector<std::string> NormalizeFlagNames(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "ingestion, durability and exact-search benchmark for shoal.\n"
-      "  comprehensive_bench --dataset small [--output FILE.json]");
+      "ingestion, durability and search benchmark for shoal, with hnswlib and faiss "
+      "side by side.\n"
+      "  comprehensive_bench --dataset small|medium|large [--compare] [--output FILE.json]\n"
+      "  comprehensive_bench --base FILE --query FILE [--groundtruth FILE] ...");
   std::vector<std::string> args = shoal_bench::NormalizeFlagNames(argc, argv);
   std::vector<char*> arg_ptrs;
   for (std::string& a : args) arg_ptrs.push_back(a.data());

@@ -112,8 +112,9 @@ void Sample(const Mixture& m, Rng& rng, size_t count, std::vector<float>& out) {
 absl::StatusOr<DatasetSpec> DatasetSpecByName(std::string_view name) {
   if (name == "small") return DatasetSpec{"small", 10'000, 128, 1000, 200};
   if (name == "medium") return DatasetSpec{"medium", 100'000, 256, 500, 500};
+  if (name == "large") return DatasetSpec{"large", 1'000'000, 128, 1000, 1000};
   return absl::InvalidArgumentError(
-      fmt::format("unknown dataset '{}' (want small or medium)", name));
+      fmt::format("unknown dataset '{}' (want small, medium or large)", name));
 }
 
 Dataset GenerateDataset(const DatasetSpec& spec, uint64_t seed) {
@@ -125,6 +126,7 @@ Dataset GenerateDataset(const DatasetSpec& spec, uint64_t seed) {
   const Mixture mixture = MakeMixture(spec, mixture_rng);
   Dataset data;
   data.spec = spec;
+  data.source = fmt::format("synthetic, seed {}", seed);
   data.ids.resize(spec.num_vectors);
   for (size_t i = 0; i < spec.num_vectors; ++i) data.ids[i] = i;
   Sample(mixture, base_rng, spec.num_vectors, data.base);

@@ -37,7 +37,7 @@ struct DatasetSpec {
 };
 
 // "small": 10K x 128, 1000 queries. "medium": 100K x 256, 500 queries.
-// InvalidArgument for any other name.
+// "large": 1M x 128, 1000 queries. InvalidArgument for any other name.
 absl::StatusOr<DatasetSpec> DatasetSpecByName(std::string_view name);
 
 struct Dataset {
@@ -45,6 +45,10 @@ struct Dataset {
   std::vector<uint64_t> ids;   // ids[i] names base row i; 0..num_vectors-1
   std::vector<float> base;     // num_vectors * dim, row-major
   std::vector<float> queries;  // num_queries * dim, row-major
+  // Exact neighbour ids of each query when the data came with them (or they
+  // were cached); empty otherwise. At least k per query when set.
+  std::vector<std::vector<uint64_t>> truth;
+  std::string source;          // "synthetic, seed 42" or the files read
 
   uint32_t dim() const { return spec.dim; }
   size_t size() const { return ids.size(); }

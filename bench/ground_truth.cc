@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <queue>
 #include <thread>
 #include <utility>
+
+#include "brute_force.h"
+#include "progress.h"
 
 namespace shoal_bench {
 namespace {
@@ -74,24 +76,19 @@ class Scorer {
   std::vector<double> base_norm_;
 };
 
-std::vector<uint64_t> TopK(const Dataset& data, const Scorer& scorer,
-                           size_t query, uint32_t k) {
+// The best k of `candidates` (base rows) by double-precision distance,
+// ties by id.
+std::vector<uint64_t> Rerank(const Dataset& data, const Scorer& scorer, size_t query,
+                             const std::vector<Candidate>& candidates, uint32_t k) {
   const float* q = data.Query(query).data();
   const double q_norm = std::sqrt(Dot(q, q, data.dim()));
-  // Max-heap on (distance, id): the top is the worst of the best k so far,
-  // and pair ordering breaks distance ties by id.
-  std::priority_queue<std::pair<double, uint64_t>> heap;
-  for (size_t i = 0; i < data.size(); ++i) {
-    const std::pair<double, uint64_t> cand{scorer.Distance(q, q_norm, i), data.ids[i]};
-    if (heap.size() < k) {
-      heap.push(cand);
-    } else if (cand < heap.top()) {
-      heap.pop();
-      heap.push(cand);
-    }
+  std::vector<std::pair<double, uint64_t>> scored;
+  for (const Candidate& c : candidates) {
+    scored.emplace_back(scorer.Distance(q, q_norm, c.row), data.ids[c.row]);
   }
-  std::vector<uint64_t> ids(heap.size());
-  for (size_t j = ids.size(); j-- > 0; heap.pop()) ids[j] = heap.top().second;
+  std::sort(scored.begin(), scored.end());
+  std::vector<uint64_t> ids;
+  for (size_t j = 0; j < std::min<size_t>(k, scored.size()); ++j) ids.push_back(scored[j].second);
   return ids;
 }
 
@@ -101,14 +98,21 @@ std::vector<std::vector<uint64_t>> BruteForceKnn(const Dataset& data,
                                                  shoal::Metric metric,
                                                  uint32_t k, uint32_t threads) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  const MatrixView base{data.base.data(), data.size(), data.dim()};
+  const MatrixView queries{data.queries.data(), data.num_queries(), data.dim()};
+  std::vector<std::vector<Candidate>> candidates;
+  {
+    Progress progress("ground truth", queries.rows);
+    candidates = ExactKnnFloat(base, queries, metric, k + kRerankMargin, threads, &progress);
+  }
   const Scorer scorer(data, metric);
-  std::vector<std::vector<uint64_t>> truth(data.num_queries());
+  std::vector<std::vector<uint64_t>> truth(queries.rows);
   std::atomic<size_t> next{0};
   std::vector<std::thread> pool;
   for (uint32_t t = 0; t < threads; ++t) {
     pool.emplace_back([&] {
       for (size_t q; (q = next.fetch_add(1)) < truth.size();) {
-        truth[q] = TopK(data, scorer, q, k);
+        truth[q] = Rerank(data, scorer, q, candidates[q], k);
       }
     });
   }
@@ -121,10 +125,24 @@ double RecallAtK(const std::vector<std::vector<uint64_t>>& truth,
   if (got.empty() || k == 0) return 0;
   size_t hits = 0;
   for (size_t q = 0; q < got.size(); ++q) {
-    const std::vector<uint64_t>& want = truth[q];
+    const auto want_end = truth[q].begin() + std::min<size_t>(k, truth[q].size());
     const size_t n = std::min<size_t>(got[q].size(), k);
     for (size_t j = 0; j < n; ++j) {
-      hits += std::find(want.begin(), want.end(), got[q][j].id) != want.end();
+      hits += std::find(truth[q].begin(), want_end, got[q][j].id) != want_end;
+    }
+  }
+  return static_cast<double>(hits) / (static_cast<double>(got.size()) * k);
+}
+
+double RecallAtK(const std::vector<std::vector<uint64_t>>& truth,
+                 std::span<const std::vector<uint64_t>> got, uint32_t k) {
+  if (got.empty() || k == 0) return 0;
+  size_t hits = 0;
+  for (size_t q = 0; q < got.size(); ++q) {
+    const auto want_end = truth[q].begin() + std::min<size_t>(k, truth[q].size());
+    const size_t n = std::min<size_t>(got[q].size(), k);
+    for (size_t j = 0; j < n; ++j) {
+      hits += std::find(truth[q].begin(), want_end, got[q][j]) != want_end;
     }
   }
   return static_cast<double>(hits) / (static_cast<double>(got.size()) * k);

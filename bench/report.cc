@@ -2,6 +2,7 @@
 
 #include "report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -66,6 +67,21 @@ std::vector<Goal> Goals(const Report& r) {
   goals.push_back({"putbatch_never_10000_disk_vs_raw_write",
                    "PutBatch(never, 10000, disk) MB/s / raw write(disk) MB/s",
                    BatchVsRaw(r, "disk"), kNaN});
+  // On segments after BulkLoad: the default list_size, and the best of the sweep.
+  double at_default = kNaN, best = kNaN;
+  for (size_t i = r.graph.size(); i-- > 0;) {  // graph[0] (BulkLoad) decides when it has it
+    for (const SweepPoint& p : r.graph[i].points) {
+      if (p.knob == r.config.default_list_size) at_default = p.single_recall;
+      if (i == 0) best = std::isnan(best) ? p.single_recall : std::max(best, p.single_recall);
+    }
+  }
+  goals.push_back({"segment_recall_at_default_list_size",
+                   fmt::format("recall@{} on segments, default list_size {}", r.config.k,
+                               r.config.default_list_size),
+                   at_default, 0.95});
+  goals.push_back({"segment_best_recall_of_sweep",
+                   fmt::format("recall@{} on segments, best list_size of the sweep", r.config.k),
+                   best, 0.98});
   return goals;
 }
 
@@ -85,14 +101,17 @@ std::string OrAuto(uint32_t v) { return v == 0 ? "auto" : fmt::format("{}", v); 
 
 void PrintHeader(const RunConfig& c) {
   fmt::print("shoal comprehensive_bench\n");
-  fmt::print("  dataset {}: {} x {} ({:.2f} MB), {} clusters, {} queries, seed {}, metric {}\n",
-             c.dataset, c.num_vectors, c.dim, c.base_bytes / 1e6, c.num_clusters,
-             c.num_queries, c.seed, c.metric);
+  fmt::print("  dataset {}: {} x {} ({:.2f} MB){}, {} queries, {}, metric {}\n", c.dataset,
+             c.num_vectors, c.dim, c.base_bytes / 1e6,
+             c.num_clusters > 0 ? fmt::format(", {} clusters", c.num_clusters) : "",
+             c.num_queries, c.source, c.metric);
+  if (!c.ground_truth.empty()) fmt::print("  ground truth: {}\n", c.ground_truth);
   fmt::print("  {} hardware threads; shards {}, worker threads {}, memtable {:.0f} MiB/shard "
-             "(no flush during the bench), kInterval period {} us\n",
+             "(no automatic flush), kInterval period {} us\n",
              c.hardware_threads, OrAuto(c.shards), OrAuto(c.threads),
              c.memtable_bytes / 1048576.0, c.sync_interval_us);
-  fmt::print("  shm dir '{}', disk dir '{}'\n", c.shm_dir, c.disk_dir);
+  fmt::print("  shm dir '{}', disk dir '{}' (write phases); search/build/sweep dir '{}'\n",
+             c.shm_dir, c.disk_dir, c.graph_dir);
   fmt::print("  each write figure: median of >= {} runs on fresh databases (column 'runs'); "
              "a run stops after {:.1f} s\n", c.reps, c.time_budget_s);
   fmt::print("  MB = 10^6 bytes of vector payload (dim x 4 bytes per vector)\n\n");
@@ -144,8 +163,8 @@ void PrintGroupCommit(const Report& r) {
 void PrintSearch(const Report& r) {
   const SearchResult& s = r.search;
   if (!s.done) return;
-  fmt::print("Exact search over memtables ({}, k={}, list_size={}; base loaded in {:.3f} s)\n",
-             s.target, s.k, s.list_size, s.load_seconds);
+  fmt::print("Exact search over memtables (k={}; base loaded by PutBatch in {:.3f} s)\n",
+             s.k, s.load_seconds);
   fmt::print("{:<22} {:>8} {:>9} {:>10} {:>10}\n", "call", "queries", "seconds", "QPS",
              fmt::format("recall@{}", s.k));
   fmt::print("{:<22} {:>8} {:>9.3f} {:>10} {:>10.4f}\n", "Search (1 thread)", s.single_queries,
@@ -153,8 +172,7 @@ void PrintSearch(const Report& r) {
              s.recall_single);
   fmt::print("{:<22} {:>8} {:>9.3f} {:>10} {:>10.4f}\n", "SearchBatch", s.queries,
              s.batch_seconds, Grouped(Ratio(s.queries, s.batch_seconds)), s.recall_batch);
-  fmt::print("  ground truth: brute force in double precision, {:.3f} s\n\n",
-             s.ground_truth_seconds);
+  fmt::print("\n");
 }
 
 void PrintGoals(const Report& r) {
@@ -192,7 +210,16 @@ void ConfigToJson(const RunConfig& c, JsonWriter& w) {
   w.Field("sync_interval_us", c.sync_interval_us);
   w.Field("shm_dir", c.shm_dir);
   w.Field("disk_dir", c.disk_dir);
+  w.Field("search_dir", c.graph_dir);
   w.Field("hardware_threads", uint32_t{c.hardware_threads});
+  w.Field("source", c.source);
+  w.Field("ground_truth", c.ground_truth);
+  w.Field("k", c.k);
+  w.Field("default_list_size", c.default_list_size);
+  w.Field("beam_width", c.beam_width);
+  w.Field("max_degree", c.max_degree);
+  w.Field("build_list_size", c.build_list_size);
+  w.Field("alpha", double{c.alpha});
   w.EndObject();
 }
 
@@ -300,6 +327,9 @@ void PrintReport(const Report& report) {
   PrintRaw(report);
   PrintGroupCommit(report);
   PrintSearch(report);
+  PrintLimits(report);
+  PrintGraph(report);
+  PrintCompare(report);
   PrintGoals(report);
   fmt::print("\ntotal {:.1f} s\n", report.total_seconds);
   std::fflush(stdout);
@@ -309,12 +339,15 @@ std::string ReportToJson(const Report& report) {
   JsonWriter w;
   w.BeginObject();
   w.Field("bench", "comprehensive_bench");
-  w.Field("format_version", 1);
+  w.Field("format_version", 2);
   ConfigToJson(report.config, w);
   IngestToJson(report, w);
   RawToJson(report, w);
   GroupCommitToJson(report, w);
   SearchToJson(report, w);
+  LimitsToJson(report, w);
+  GraphToJson(report, w);
+  CompareToJson(report, w);
   GoalsToJson(report, w);
   w.Field("total_seconds", report.total_seconds);
   w.EndObject();

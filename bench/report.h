@@ -35,7 +35,18 @@ struct RunConfig {
   uint32_t sync_interval_us = 0;
   std::string shm_dir;
   std::string disk_dir;
+  std::string graph_dir;  // where the segment-backed databases of build/sweep live
   unsigned hardware_threads = 0;
+  std::string source;     // "synthetic, seed 42" or the files read
+  std::string ground_truth;  // where the exact neighbours came from
+  // Segment graphs (CollectionOptions::graph) and the default search options.
+  uint32_t max_degree = 0;
+  uint32_t build_list_size = 0;
+  float alpha = 0;
+  uint32_t default_list_size = 0;
+  uint32_t beam_width = 0;
+  uint32_t k = 0;
+  std::string brute_force_kernel;
 };
 
 struct IngestResult {
@@ -90,19 +101,98 @@ struct SearchResult {
   double recall_batch = 0;
 };
 
+// Latency of single-thread calls, microseconds.
+struct LatencyFigures {
+  double mean = 0, p50 = 0, p95 = 0, p99 = 0, p999 = 0;
+};
+
+// One setting of an index's search knob (list_size, ef, efSearch, nprobe).
+struct SweepPoint {
+  uint32_t knob = 0;
+  size_t single_queries = 0;  // one call at a time from one thread
+  double single_seconds = 0;
+  double single_recall = 0;
+  LatencyFigures latency;
+  double distances_per_query = -1;  // of single-thread Search, when the index counts (hnswlib)
+  size_t batch_queries = 0;   // every query in one batch on all threads
+  double batch_seconds = 0;
+  double batch_recall = 0;
+  double SingleQps() const { return single_seconds > 0 ? single_queries / single_seconds : 0; }
+  double BatchQps() const { return batch_seconds > 0 ? batch_queries / batch_seconds : 0; }
+};
+
+// How long an index took to build.
+struct BuildFigures {
+  std::string method;        // what `seconds` times, e.g. "BulkLoad", "Flush after Put"
+  size_t vectors = 0;
+  uint32_t threads = 0;
+  double seconds = 0;
+  std::string other_label;   // a figure that is not in `seconds` (or part of it), if any
+  double other_seconds = 0;
+  double VectorsPerSecond() const { return seconds > 0 ? vectors / seconds : 0; }
+};
+
+// One index under test, built and swept.
+struct IndexRun {
+  std::string index;  // "shoal", "hnswlib M=16", "faiss IVFFlat nlist=1264", ...
+  std::string params; // build parameters, for the record
+  std::string knob;   // the search knob swept
+  BuildFigures build;
+  std::vector<SweepPoint> points;
+};
+
+// What the machine itself can do, measured in the same run.
+struct LimitsFigures {
+  bool done = false;
+  size_t memcpy_bytes = 0;        // buffer size of each copy
+  double memcpy_1_gbps = 0;       // one thread, GB/s copied (read + write = twice that traffic)
+  double memcpy_all_gbps = 0;     // all threads, each copying its own buffers
+  uint32_t threads = 0;
+  size_t brute_force_queries = 0; // exact float scan of the base set, all threads
+  double brute_force_seconds = 0;
+  double brute_force_recall = 0;  // against the ground truth: 1 unless float rounding bites
+  double BruteForceQps() const {
+    return brute_force_seconds > 0 ? brute_force_queries / brute_force_seconds : 0;
+  }
+};
+
 struct Report {
   RunConfig config;
   std::vector<IngestResult> ingest;
   std::vector<RawWriteFigures> raw;
   GroupCommitResult group_commit;
   SearchResult search;
+  // shoal on segments: graph[0] after BulkLoad (the full sweep), graph[1]
+  // after Put + Flush (the default list_size only).
+  std::vector<IndexRun> graph;
+  std::vector<IndexRun> peers;        // --compare
+  std::vector<std::string> peer_notes; // peers skipped, and why
+  LimitsFigures limits;
   double total_seconds = 0;
 };
+
+// Recall@k levels at which QPS is read off the curves.
+inline constexpr double kRecallLevels[] = {0.90, 0.95, 0.99};
+
+// The QPS a curve reaches at `recall`, interpolated (log QPS linear in
+// recall) between the two points of its Pareto frontier that bracket it;
+// when every point is above `recall`, the best QPS among them. NaN when no
+// point reaches `recall`. `batch` picks SearchBatch figures over single ones.
+double QpsAtRecall(const std::vector<SweepPoint>& points, double recall, bool batch);
 
 // The human-readable tables, on stdout.
 void PrintReport(const Report& report);
 // The same figures as a JSON document.
 std::string ReportToJson(const Report& report);
+
+// Pieces of the two above for the segment figures (report_graph.cc).
+class JsonWriter;
+void PrintGraph(const Report& report);
+void PrintCompare(const Report& report);
+void PrintLimits(const Report& report);
+void GraphToJson(const Report& report, JsonWriter& w);
+void CompareToJson(const Report& report, JsonWriter& w);
+void LimitsToJson(const Report& report, JsonWriter& w);
 
 }  // namespace shoal_bench
 

@@ -1,0 +1,138 @@
+// Copyright 2026 The shoal Authors.
+//
+// The read-side phases: search (exact, over memtables), build and sweep
+// (shoal on segments), compare (the peers on the same data) and limits.
+
+#include <memory>
+
+#include "bench_util.h"
+#include "fmt/core.h"
+#include "ground_truth.h"
+#include "machine_limits.h"
+#include "peers.h"
+#include "phases.h"
+#include "progress.h"
+#include "shoal_index.h"
+#include "sweep.h"
+
+namespace shoal_bench {
+namespace {
+
+constexpr size_t kLoadBatch = 10000;
+
+void LoadBase(shoal::DB& db, const Dataset& data) {
+  const size_t n = data.size(), dim = data.dim();
+  for (size_t start = 0; start < n; start += kLoadBatch) {
+    const size_t m = std::min(kLoadBatch, n - start);
+    CheckOk(db.PutBatch(std::span(data.ids).subspan(start, m),
+                        std::span(data.base).subspan(start * dim, m * dim)),
+            "PutBatch (search load)");
+  }
+}
+
+// Single-thread Search over the queries until the search budget runs out.
+std::vector<std::vector<shoal::Neighbor>> SearchEach(const Config& c, shoal::DB& db,
+                                                     const Dataset& data,
+                                                     const shoal::SearchOptions& opts,
+                                                     double& seconds) {
+  for (size_t q = 0; q < std::min<size_t>(10, data.num_queries()); ++q) {
+    ValueOrDie(db.Search(data.Query(q), opts), "Search (warm-up)");
+  }
+  std::vector<std::vector<shoal::Neighbor>> results;
+  Progress progress("exact Search", data.num_queries());
+  const Stopwatch sw;
+  for (size_t q = 0; q < data.num_queries() && sw.Seconds() < c.run.search_budget_s; ++q) {
+    results.push_back(ValueOrDie(db.Search(data.Query(q), opts), fmt::format("Search {}", q)));
+    progress.Add(1);
+  }
+  seconds = sw.Seconds();
+  return results;
+}
+
+// Builds `index` and, unless `knobs` is {} with sweep false, sweeps it.
+IndexRun BuildAndSweep(const Config& c, AnnIndex& index, const Dataset& data,
+                       const Truth& truth, bool sweep, std::vector<uint32_t> knobs) {
+  IndexRun run;
+  run.index = index.Name();
+  run.params = index.Params();
+  run.knob = index.KnobName();
+  CheckOk(index.Build(data, c.run.threads, &run.build), run.index + " build");
+  const BuildFigures& b = run.build;
+  StatusLine(fmt::format("[build]  {:<24} {}: {} vectors in {:.3f} s ({:.0f} vectors/s){}",
+                         run.index, b.method, b.vectors, b.seconds, b.VectorsPerSecond(),
+                         b.other_label.empty()
+                             ? ""
+                             : fmt::format("; {} {:.3f} s", b.other_label, b.other_seconds)));
+  if (sweep) {
+    SweepSettings settings;
+    settings.k = c.search.k;
+    settings.threads = c.run.threads;
+    settings.budget_s = c.sweep_budget_s;
+    settings.knobs = std::move(knobs);
+    run.points = RunSweep(index, data, truth, settings);
+  }
+  return run;
+}
+
+}  // namespace
+
+void SearchPhase(const Config& c, const Dataset& data, const Truth& truth, Report& report) {
+  const Target t{"exact", c.search_dir + "/exact"};
+  SearchResult& s = report.search;
+  s.target = c.search_dir;
+  s.queries = data.num_queries();
+  shoal::SearchOptions opts = c.search;
+  s.k = opts.k;
+  s.list_size = opts.list_size;
+  std::unique_ptr<shoal::DB> db = OpenFresh(c, t, shoal::FsyncPolicy::kNever);
+  Stopwatch sw;
+  LoadBase(*db, data);
+  s.load_seconds = sw.Seconds();
+  const auto single = SearchEach(c, *db, data, opts, s.single_seconds);
+  s.single_queries = single.size();
+  s.recall_single = RecallAtK(truth, single, s.k);
+  sw = Stopwatch();
+  const auto batch = ValueOrDie(db->SearchBatch(data.queries, opts), "SearchBatch");
+  s.batch_seconds = sw.Seconds();
+  if (batch.size() != s.queries) {
+    Die("SearchBatch", absl::InternalError(fmt::format("{} results for {} queries",
+                                                       batch.size(), s.queries)));
+  }
+  s.recall_batch = RecallAtK(truth, batch, s.k);
+  CloseAndWipe(std::move(db), t);
+  CheckOk(RemoveTree(t.dir), "clean up");
+  s.done = true;
+  StatusLine(fmt::format("[search] exact over memtables: Search {} q in {:.3f} s (recall {:.4f}); "
+                         "SearchBatch {:.3f} s (recall {:.4f})", s.single_queries,
+                         s.single_seconds, s.recall_single, s.batch_seconds, s.recall_batch));
+}
+
+void GraphPhase(const Config& c, const Dataset& data, const Truth& truth, Report& report) {
+  const bool sweep = c.HasPhase("sweep") || c.compare;
+  {
+    ShoalIndex bulk(ShoalIndex::Load::kBulkLoad, c.search_dir + "/bulkload",
+                    c.DbOptions(shoal::FsyncPolicy::kNever), c.search);
+    report.graph.push_back(BuildAndSweep(c, bulk, data, truth, sweep, c.list_sizes));
+  }
+  ShoalIndex put_flush(ShoalIndex::Load::kPutFlush, c.search_dir + "/putflush",
+                       c.DbOptions(shoal::FsyncPolicy::kNever), c.search);
+  report.graph.push_back(
+      BuildAndSweep(c, put_flush, data, truth, sweep, {c.search.list_size}));
+}
+
+void ComparePhase(const Config& c, const Dataset& data, const Truth& truth, Report& report) {
+  for (const PeerFactory& peer : AvailablePeers(data.size(), c.metric, &report.peer_notes)) {
+    if (!c.WantPeer(peer.name)) continue;
+    std::unique_ptr<AnnIndex> index = peer.make();
+    report.peers.push_back(BuildAndSweep(c, *index, data, truth, true, {}));
+  }
+  for (const std::string& note : report.peer_notes) StatusLine("[compare] " + note);
+}
+
+void LimitsPhase(const Config& c, const Dataset& data, const Truth& truth, Report& report) {
+  MeasureMemcpy(c.run.threads, &report.limits);
+  MeasureBruteForce(data, c.metric, c.search.k, c.run.threads, truth, &report.limits);
+  report.limits.done = true;
+}
+
+}  // namespace shoal_bench

@@ -1,0 +1,233 @@
+// Copyright 2026 The shoal Authors.
+//
+// The write-path phases: ingest (Put and PutBatch under every FsyncPolicy),
+// raw (a plain sequential write() of the same bytes) and group (group
+// commit, kAlways, 1 writer against N).
+
+#include <algorithm>
+#include <chrono>
+#include <iterator>
+#include <latch>
+#include <thread>
+
+#include "bench_util.h"
+#include "fmt/core.h"
+#include "phases.h"
+#include "progress.h"
+
+namespace shoal_bench {
+namespace {
+
+constexpr size_t kRawChunkBytes = 1 << 20;
+// A figure is the median of at least --reps runs, and of more (up to
+// kMaxRepsFactor times as many) while their timed total is under this.
+constexpr double kMinMeasuredSeconds = 0.25;
+constexpr size_t kMaxRepsFactor = 5;
+constexpr size_t kIngestBatches[] = {0, 1, 100, 1000, 10000};  // 0 = Put
+constexpr shoal::FsyncPolicy kPolicies[] = {
+    shoal::FsyncPolicy::kNever, shoal::FsyncPolicy::kInterval, shoal::FsyncPolicy::kAlways};
+
+const char* PolicyName(shoal::FsyncPolicy p) {
+  switch (p) {
+    case shoal::FsyncPolicy::kNever: return "never";
+    case shoal::FsyncPolicy::kInterval: return "interval";
+    case shoal::FsyncPolicy::kAlways: return "always";
+  }
+  return "?";
+}
+
+}  // namespace
+
+shoal::Options Config::DbOptions(shoal::FsyncPolicy policy) const {
+  shoal::Options o;
+  o.fsync = policy;
+  o.worker_threads = run.threads;
+  o.memtable_bytes = run.memtable_bytes;
+  o.default_collection.dim = run.dim;
+  o.default_collection.metric = metric;
+  o.default_collection.shard_count = run.shards;
+  o.default_collection.graph = graph;
+  return o;
+}
+
+std::unique_ptr<shoal::DB> OpenFresh(const Config& c, const Target& t,
+                                     shoal::FsyncPolicy policy) {
+  CheckOk(MakeDirs(t.dir), "scratch directory");
+  CheckOk(RemoveTree(t.DbDir()), "wipe");
+  shoal::Options o = c.DbOptions(policy);
+  o.error_if_exists = true;  // the directory was just wiped
+  return ValueOrDie(shoal::DB::Open(o, t.DbDir()), "Open " + t.DbDir());
+}
+
+double CloseAndWipe(std::unique_ptr<shoal::DB> db, const Target& t) {
+  const Stopwatch sw;
+  CheckOk(db->Close(), "Close " + t.DbDir());
+  const double seconds = sw.Seconds();
+  db.reset();
+  CheckOk(RemoveTree(t.DbDir()), "wipe");
+  return seconds;
+}
+
+namespace {
+
+bool NeedAnotherRep(const Config& c, size_t done, double measured_seconds) {
+  const size_t reps = static_cast<size_t>(c.run.reps);
+  return done < reps || (measured_seconds < kMinMeasuredSeconds && done < kMaxRepsFactor * reps);
+}
+
+// Writes data.base in order, one Put per vector (batch 0) or PutBatch of
+// `batch` rows, until the data or the time budget runs out.
+IngestResult IngestOnce(const Config& c, const Dataset& data, const Target& t,
+                        shoal::FsyncPolicy policy, size_t batch) {
+  std::unique_ptr<shoal::DB> db = OpenFresh(c, t, policy);
+  const size_t n = data.size(), dim = data.dim();
+  // kAlways pays a sync per call, so look at the clock after every call;
+  // otherwise every 1024 vectors keeps the clock out of the figure.
+  const size_t stride = policy == shoal::FsyncPolicy::kAlways ? 1 : 1024;
+  size_t done = 0, next_check = stride;
+  const Stopwatch sw;
+  while (done < n) {
+    const size_t m = batch == 0 ? 1 : std::min(batch, n - done);
+    const absl::Status s =
+        batch == 0 ? db->Put(data.ids[done], data.Row(done))
+                   : db->PutBatch(std::span(data.ids).subspan(done, m),
+                                  std::span(data.base).subspan(done * dim, m * dim));
+    if (!s.ok()) Die(fmt::format("{} at row {} ({}, {})", batch == 0 ? "Put" : "PutBatch",
+                                 done, t.name, PolicyName(policy)), s);
+    done += m;
+    if (done >= next_check) {
+      next_check = done + stride;
+      if (sw.Seconds() > c.run.time_budget_s) break;
+    }
+  }
+  IngestResult r;
+  r.seconds = sw.Seconds();
+  r.target = t.name;
+  r.policy = PolicyName(policy);
+  r.batch = batch;
+  r.vectors = done;
+  r.bytes = done * dim * sizeof(float);
+  r.capped = done < n;
+  r.close_seconds = CloseAndWipe(std::move(db), t);
+  return r;
+}
+
+// The median (by rate) of fresh runs: at least run.reps, and more while the
+// timed total is under kMinMeasuredSeconds (a small dataset takes a few ms);
+// a run stopped by the time budget is not repeated.
+IngestResult Ingest(const Config& c, const Dataset& data, const Target& t,
+                    shoal::FsyncPolicy policy, size_t batch) {
+  std::vector<IngestResult> runs;
+  double measured = 0;
+  while (NeedAnotherRep(c, runs.size(), measured)) {
+    runs.push_back(IngestOnce(c, data, t, policy, batch));
+    measured += runs.back().seconds;
+    if (runs.back().capped) break;
+  }
+  std::sort(runs.begin(), runs.end(), [](const IngestResult& a, const IngestResult& b) {
+    return a.VectorsPerSecond() < b.VectorsPerSecond();
+  });
+  IngestResult median = runs[runs.size() / 2];
+  median.reps = static_cast<int>(runs.size());
+  StatusLine(fmt::format("[ingest] {:<4} {:<8} {:<15} {:>9} vectors {:>8.3f} s {:>12.0f} vec/s{}",
+                         t.name, median.policy, median.Method(), median.vectors,
+                         median.seconds, median.VectorsPerSecond(),
+                         median.capped ? " (time budget)" : ""));
+  return median;
+}
+
+}  // namespace
+
+void IngestPhase(const Config& c, const Dataset& data, Report& report) {
+  Progress progress("ingest", c.targets.size() * std::size(kPolicies) * std::size(kIngestBatches));
+  for (const Target& t : c.targets) {
+    for (const shoal::FsyncPolicy policy : kPolicies) {
+      for (const size_t batch : kIngestBatches) {
+        report.ingest.push_back(Ingest(c, data, t, policy, batch));
+        progress.Add(1);
+      }
+    }
+  }
+}
+
+void RawPhase(const Config& c, const Dataset& data, Report& report) {
+  const std::span<const std::byte> bytes = std::as_bytes(std::span(data.base));
+  for (const Target& t : c.targets) {
+    CheckOk(MakeDirs(t.dir), "scratch directory");
+    std::vector<RawWriteResult> runs;
+    double measured = 0;
+    while (NeedAnotherRep(c, runs.size(), measured)) {
+      runs.push_back(ValueOrDie(RawSequentialWrite(t.RawFile(), bytes, kRawChunkBytes),
+                                "raw write"));
+      measured += runs.back().write_seconds;
+    }
+    std::sort(runs.begin(), runs.end(), [](const RawWriteResult& a, const RawWriteResult& b) {
+      return a.write_seconds < b.write_seconds;
+    });
+    const RawWriteResult& m = runs[runs.size() / 2];
+    RawWriteFigures f{t.name, m.bytes, m.write_seconds, m.fdatasync_seconds,
+                      static_cast<int>(runs.size())};
+    StatusLine(fmt::format("[raw]    {:<4} {} bytes in {:.4f} s ({:.1f} MB/s), fdatasync {:.4f} s",
+                           t.name, f.bytes, f.write_seconds, f.MBPerSecond(),
+                           f.fdatasync_seconds));
+    report.raw.push_back(f);
+  }
+}
+
+namespace {
+
+// `writers` threads Put one vector per call (writer w owns ids w << 40 ...)
+// for time_budget_s on a kAlways database.
+GroupCommitRun GroupCommitOnce(const Config& c, const Dataset& data, const Target& t,
+                               uint32_t writers) {
+  std::unique_ptr<shoal::DB> db = OpenFresh(c, t, shoal::FsyncPolicy::kAlways);
+  std::vector<size_t> puts(writers, 0);
+  std::vector<absl::Status> errors(writers);
+  std::chrono::steady_clock::time_point deadline;
+  std::latch go(1);
+  std::vector<std::thread> pool;
+  for (uint32_t w = 0; w < writers; ++w) {
+    pool.emplace_back([&, w] {
+      go.wait();  // also publishes `deadline`
+      size_t i = 0;
+      for (; std::chrono::steady_clock::now() < deadline; ++i) {
+        const size_t row = (w * data.size() / writers + i) % data.size();
+        errors[w] = db->Put((uint64_t{w} << 40) + i, data.Row(row));
+        if (!errors[w].ok()) break;
+      }
+      puts[w] = i;
+    });
+  }
+  const Stopwatch sw;
+  deadline = std::chrono::steady_clock::now() +
+             std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                 std::chrono::duration<double>(c.run.time_budget_s));
+  go.count_down();
+  for (std::thread& th : pool) th.join();
+  GroupCommitRun run{writers, 0, sw.Seconds()};
+  for (uint32_t w = 0; w < writers; ++w) {
+    CheckOk(errors[w], fmt::format("Put from writer {} of {} (always)", w, writers));
+    run.puts += puts[w];
+  }
+  CloseAndWipe(std::move(db), t);
+  StatusLine(fmt::format("[group]  {:<4} {} writer(s): {} puts in {:.3f} s ({:.0f} puts/s)",
+                         t.name, writers, run.puts, run.seconds, run.PutsPerSecond()));
+  return run;
+}
+
+}  // namespace
+
+void GroupCommitPhase(const Config& c, const Dataset& data, Report& report) {
+  const Target* t = c.FindTarget("disk");
+  if (t == nullptr) {
+    StatusLine("[group]  skipped: no --disk_dir");
+    return;
+  }
+  report.group_commit.target = t->name;
+  Progress progress("group commit", 2);
+  report.group_commit.runs.push_back(GroupCommitOnce(c, data, *t, 1));
+  progress.Add(1);
+  report.group_commit.runs.push_back(GroupCommitOnce(c, data, *t, c.run.writers));
+}
+
+}  // namespace shoal_bench

@@ -1,0 +1,113 @@
+#!/usr/bin/python3
+# Copyright 2026 The shoal Authors.
+"""Draws recall/QPS curves from comprehensive_bench --output JSON files.
+
+ann-benchmarks style: x is recall@k, y is queries per second on a log scale,
+one line per index (its Pareto frontier: the points no other point of the
+same index beats on both recall and QPS; the points it hides are drawn
+faintly). Two panels: one query at a time from one thread (shoal's Search
+fans a call out over its shards), and every query in one batch on all
+threads.
+
+  comprehensive_bench --dataset medium --compare --output medium.json
+  tools/plot_bench.py medium.json -o docs/medium-recall-qps.png
+
+Several JSON files may be given (e.g. runs of different versions); each
+index is then labelled with its file's name too. Needs python3-matplotlib.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display needed
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def load_curves(path, label_files):
+    """[(label, knob, points)] of one report: shoal after BulkLoad, then the peers."""
+    with open(path) as f:
+        report = json.load(f)
+    runs = []
+    segments = report.get("segments") or []
+    if segments and segments[0].get("points"):
+        runs.append(segments[0])
+    runs.extend(r for r in report.get("peers") or [] if r.get("points"))
+    suffix = f" ({os.path.basename(path)})" if label_files else ""
+    return report, [(r["index"] + suffix, r["knob"], r["points"]) for r in runs]
+
+
+def frontier(points):
+    """(recall, qps, knob) of the Pareto frontier, by ascending recall."""
+    best, out = -1.0, []
+    for recall, qps, knob in sorted(points, key=lambda p: (-p[0], -p[1])):
+        if qps > best:
+            out.append((recall, qps, knob))
+            best = qps
+    return out[::-1]
+
+
+def draw(ax, curves, mode, min_recall, annotate):
+    for i, (label, knob, points) in enumerate(curves):
+        pts = [(p[f"{mode}_recall"], p[f"{mode}_qps"], p["knob"]) for p in points
+               if p.get(f"{mode}_qps")]
+        if not pts:
+            continue
+        color = f"C{i % 10}"
+        front = frontier(pts)
+        hidden = [p for p in pts if p not in front]
+        ax.plot([p[0] for p in front], [p[1] for p in front], "-o", color=color,
+                markersize=4, linewidth=1.5, label=f"{label} ({knob})")
+        if hidden:
+            ax.plot([p[0] for p in hidden], [p[1] for p in hidden], "o", color=color,
+                    markersize=3, alpha=0.3)
+        if annotate:
+            for recall, qps, value in front:
+                ax.annotate(str(value), (recall, qps), fontsize=6, color=color,
+                            xytext=(2, 2), textcoords="offset points")
+    ax.set_yscale("log")
+    ax.set_xlim(left=min_recall, right=1.0005)
+    ax.grid(True, which="both", linewidth=0.3, alpha=0.6)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("json", nargs="+", help="comprehensive_bench --output files")
+    parser.add_argument("-o", "--output", default="recall-qps.png", help="PNG to write")
+    parser.add_argument("--min-recall", type=float, default=0.8,
+                        help="left end of the recall axis (default 0.8)")
+    parser.add_argument("--no-annotate", action="store_true",
+                        help="do not label points with their knob value")
+    args = parser.parse_args()
+
+    curves, report = [], None
+    for path in args.json:
+        report, c = load_curves(path, label_files=len(args.json) > 1)
+        curves.extend(c)
+    if not curves:
+        sys.exit("no recall/QPS curves in the input (run with --phases ...,sweep or --compare)")
+    cfg = report["config"]
+    k = cfg.get("k", 10)
+    threads = cfg.get("worker_threads") or cfg.get("hardware_threads")
+    fig, axes = plt.subplots(1, 2, figsize=(14, 6), sharey=False)
+    titles = {"single": "one query at a time, 1 thread",
+              "batch": f"all queries in one batch, {threads} threads"}
+    for ax, mode in zip(axes, ("single", "batch")):
+        draw(ax, curves, mode, args.min_recall, not args.no_annotate)
+        ax.set_title(titles[mode], fontsize=10)
+        ax.set_xlabel(f"recall@{k}")
+        ax.set_ylabel("queries per second (log scale)")
+    axes[0].legend(fontsize=8, loc="lower left")
+    fig.suptitle(f"{cfg['dataset']}: {cfg['num_vectors']:,} x {cfg['dim']}, "
+                 f"{cfg['num_queries']} queries, metric {cfg['metric']} "
+                 f"({cfg.get('source', '')}); up and to the right is better", fontsize=11)
+    fig.tight_layout()
+    fig.savefig(args.output, dpi=110)
+    print(f"wrote {args.output}")
+
+
+if __name__ == "__main__":
+    main()
