@@ -30,9 +30,13 @@ CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWit
   -DSHOAL_SANITIZE=address,undefined -DSHOAL_BUILD_FUZZERS=ON \
   -DSHOAL_BUILD_TESTS=OFF -DSHOAL_BUILD_BENCH=OFF -DSHOAL_BUILD_TOOLS=OFF
 cmake --build build-fuzz -j "$jobs"
+# The targets are SHOAL_FUZZERS in CMakeLists.txt, listed in fuzzers.txt.
+# 300000 inputs take about 5 s (wal_reader, manifest), 40 s (segment_reader)
+# and 50 s (dataset_reader) on one core.
 fuzz_runs=${SHOAL_FUZZ_RUNS:-300000}
 mkdir -p build-fuzz/artifacts
-for target in wal_reader manifest; do
+mapfile -t fuzz_targets < build-fuzz/fuzzers.txt
+for target in "${fuzz_targets[@]}"; do
   scratch=$(mktemp -d)
   build-fuzz/fuzz_$target -runs="$fuzz_runs" -artifact_prefix=build-fuzz/artifacts/ \
     -print_final_stats=1 "$scratch" "tests/fuzz/corpus/$target" 2>&1 | tail -3

@@ -89,7 +89,8 @@ class Segment {
   enum class Lookup { kAbsent, kLive, kDeleted };
   // Finds `id`. kLive sets *vector (into the mapping, valid while the segment
   // lives; may be null) and *sequence; kDeleted sets *sequence.
-  // DataLossError when the sector holding it fails its checksum.
+  // DataLossError when the sector holding it fails its checksum, or when the
+  // node record does not hold the id and sequence the id table gives it.
   [[nodiscard]] virtual absl::StatusOr<Lookup> Find(uint64_t id, uint64_t* sequence,
                                                     const float** vector) const = 0;
 
@@ -112,8 +113,9 @@ class Segment {
   virtual void ForEachTombstone(
       const std::function<void(uint64_t id, uint64_t sequence)>& fn) const = 0;
 
-  // Verifies every checksum in the file. DataLossError naming the first
-  // damaged place (offset).
+  // Verifies every checksum in the file, every node's neighbour list, and
+  // that each node record holds the id and sequence of its id table entry.
+  // DataLossError naming the first damaged place (offset).
   [[nodiscard]] virtual absl::Status VerifyAll() const = 0;
 };
 

@@ -167,9 +167,11 @@ absl::StatusOr<Segment::Lookup> SegmentReader::Find(uint64_t id, uint64_t* seque
   if (node != kNoNode) {
     SHOAL_RETURN_IF_ERROR(EnsureVerified(BlockOf(node)));
     const char* record = NodeRecord(node);
-    if (DecodeFixed64(record + header_.layout.id_offset()) != id) {
+    if (DecodeFixed64(record + header_.layout.id_offset()) != id ||
+        DecodeFixed64(record + header_.layout.sequence_offset()) !=
+            EntrySequence(id_table_, lo)) {
       return Corruption(path_, absl::StrCat("node ", node, " does not hold id ", id,
-                                            " as the id table says"));
+                                            " and its sequence as the id table says"));
     }
     if (vector != nullptr) *vector = NodeVector(record);
   }
@@ -219,6 +221,20 @@ absl::Status SegmentReader::VerifyAll() const {
   SHOAL_RETURN_IF_ERROR(CheckIdTable());
   for (uint64_t block = 0; block < header_.block_count; ++block) {
     SHOAL_RETURN_IF_ERROR(VerifyBlock(static_cast<uint32_t>(block)));
+  }
+  // Searches and ForEachVector take ids and sequences from the node records,
+  // Find from the id table: they must agree (checksums alone do not say so).
+  const NodeLayout& layout = header_.layout;
+  for (uint64_t i = 0; i < entry_count_; ++i) {
+    const uint32_t node = EntryNode(id_table_, i);
+    if (node == kNoNode) continue;
+    const char* record = NodeRecord(node);
+    if (DecodeFixed64(record + layout.id_offset()) != EntryId(id_table_, i) ||
+        DecodeFixed64(record + layout.sequence_offset()) != EntrySequence(id_table_, i)) {
+      return Corruption(path_, absl::StrCat("node ", node, " does not hold the id and sequence "
+                                            "of id table entry ", i, " (offset ",
+                                            footer_.id_table_offset + i * kIdEntrySize, ")"));
+    }
   }
   return absl::OkStatus();
 }

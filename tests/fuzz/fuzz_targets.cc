@@ -2,13 +2,12 @@
 
 #include "fuzz/fuzz_targets.h"
 
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <string_view>
 
 #include "db/manifest.h"
+#include "fuzz/fuzz_check.h"
 #include "util/coding.h"
 #include "util/hash.h"
 #include "wal/wal_format.h"
@@ -16,15 +15,6 @@
 
 namespace shoal::fuzz {
 namespace {
-
-#define FUZZ_CHECK(cond)                                                       \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      std::fprintf(stderr, "%s:%d: fuzz check failed: %s\n", __FILE__, __LINE__, \
-                   #cond);                                                     \
-      std::abort();                                                            \
-    }                                                                          \
-  } while (0)
 
 // Recomputes the header checksum and every record checksum, walking records
 // by their length fields as the reader does.

@@ -2,22 +2,34 @@
 //
 // Writes the seed corpus of the fuzz targets (fuzz_targets.h) with the real
 // writers: log files and manifests of a database built through the public
-// API, plus damaged copies (cut, flipped, zeroed) and a few hand-made records
-// (a safe-to-ignore type, a barrier). Run from the source tree:
+// API, segments built by BuildSegment, data set files of every format from
+// the data set writer, plus damaged copies (cut, flipped, zeroed) and a few
+// hand-made records (a safe-to-ignore type, a barrier). Run from the source
+// tree:
 //   build/make_fuzz_corpus tests/fuzz/corpus
 // The files are committed; rerun when a format changes.
 
+#include <bit>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
+#include "dataset/dataset_writer.h"
+#include "dataset/npy_format.h"
 #include "db/manifest.h"
+#include "distance/distance.h"
+#include "segment/segment.h"
+#include "segment/segment_format.h"
 #include "shoal/db.h"
 #include "testutil/temp_dir.h"
 #include "util/coding.h"
+#include "util/file_system.h"
 #include "util/hash.h"
+#include "util/thread_pool.h"
 #include "wal/wal_format.h"
 
 namespace {
@@ -54,6 +66,127 @@ std::string Record(uint8_t type, uint64_t sequence, uint32_t count, uint32_t dim
   shoal::EncodeFixed64(r.data(), shoal::Checksum64(r.data() + 8, r.size() - 8));
   r.resize(shoal::wal::AlignRecord(r.size()), '\0');
   return r;
+}
+
+// A segment of n random vectors (ids 100 + 3i, sequences 1 + i) and the
+// given tombstones, built with one thread so that reruns give the same bytes.
+std::string Segment(const std::string& dir, uint32_t dim, shoal::Metric metric,
+                    uint32_t max_degree, size_t n, std::vector<uint64_t> tombstones) {
+  std::vector<float> vectors = shoal::test::RandomVectors(n, dim, dim * 1000 + n);
+  if (metric == shoal::Metric::kCosine) {
+    for (size_t i = 0; i < n; ++i) (void)shoal::NormalizeInPlace(vectors.data() + i * dim, dim);
+  }
+  std::vector<uint64_t> ids, sequences, tombstone_sequences;
+  for (size_t i = 0; i < n; ++i) {
+    ids.push_back(100 + 3 * i);
+    sequences.push_back(1 + i);
+  }
+  for (size_t i = 0; i < tombstones.size(); ++i) tombstone_sequences.push_back(n + 1 + i);
+  shoal::SegmentContents c;
+  c.dim = dim;
+  c.metric = metric;
+  c.ids = ids;
+  c.sequences = sequences;
+  c.vectors = vectors.data();
+  c.tombstone_ids = tombstones;
+  c.tombstone_sequences = tombstone_sequences;
+  shoal::SegmentBuildOptions options;
+  options.graph.max_degree = max_degree;
+  options.graph.build_list_size = 16;
+  shoal::ThreadPool one(1);
+  const std::string path = dir + "/seg.vamana";
+  const absl::Status s = shoal::BuildSegment(shoal::FileSystem::Default(), &one, path, c, options);
+  if (!s.ok()) {
+    std::fprintf(stderr, "BuildSegment: %s\n", s.ToString().c_str());
+    std::exit(1);
+  }
+  return ReadAll(path);
+}
+
+// Flags byte (fuzz_targets.h: bit 0 fixes checksums, bit 1 expects another
+// dim), search byte, file.
+std::string Seg(uint8_t flags, uint8_t search, const std::string& file) {
+  return std::string{static_cast<char>(flags), static_cast<char>(search)} + file;
+}
+
+void WriteSegmentSeeds(const std::string& tmp, const std::string& out) {
+  const std::string dir = out + "/segment_reader";
+  const std::string l2 = Segment(tmp, 4, shoal::Metric::kL2, 8, 40, {});
+  WriteSeed(dir, "l2_dim4", Seg(0, 0x13, l2));
+  WriteSeed(dir, "l2_dim4_fix", Seg(1, 0xf4, l2));
+  WriteSeed(dir, "l2_dim4_wrong_dim", Seg(2, 0, l2));
+  WriteSeed(dir, "ip_dim40_tombstones_fix",
+            Seg(1, 0x69, Segment(tmp, 40, shoal::Metric::kInnerProduct, 16, 60, {1, 101, 1000})));
+  // node_bytes > 4088: each node takes two sectors.
+  WriteSeed(dir, "cosine_dim1100_two_sectors_fix",
+            Seg(1, 0x22, Segment(tmp, 1100, shoal::Metric::kCosine, 4, 3, {7})));
+  WriteSeed(dir, "tombstones_only_fix", Seg(1, 0, Segment(tmp, 4, shoal::Metric::kL2, 8, 0,
+                                                          {5, 6, 9})));
+  WriteSeed(dir, "truncated", Seg(0, 0, l2.substr(0, l2.size() - 100)));
+  std::string flipped = l2;
+  flipped[shoal::segment::kHeaderSize + 2] ^= 0x40;  // node 0's vector
+  WriteSeed(dir, "flipped_node_block", Seg(0, 0x13, flipped));
+  // Checksums right, but the id table gives node records' ids another
+  // sequence: only VerifyAll and Find notice.
+  std::string disagree = l2;
+  const char* footer = l2.data() + l2.size() - shoal::segment::kFooterSize;
+  disagree[shoal::DecodeFixed64(footer + 16) + 8] ^= 1;  // the first entry's sequence
+  WriteSeed(dir, "id_table_disagrees_with_record_fix", Seg(1, 0x13, disagree));
+  std::string newer = l2;
+  newer[8] = 2;  // format version 2 (with the checksum fixed: FailedPrecondition)
+  WriteSeed(dir, "version2_fix", Seg(1, 0, newer));
+}
+
+// max_rows byte (< 0x80: that many rows), then the file.
+std::string Data(uint8_t max_rows, const std::string& file) {
+  return std::string(1, static_cast<char>(max_rows)) + file;
+}
+
+// Valid small files of every format (3 rows), an '<f8' and an '<i8' .npy,
+// and truncated ones.
+int WriteDatasetSeeds(const std::string& out) {
+  const std::string dir = out + "/dataset_reader";
+  shoal::Matrix floats{3, 4, {}};
+  for (int i = 0; i < 12; ++i) floats.data.push_back(0.5f * i - 1.0f);
+  shoal::Matrix bytes{3, 4, {}};
+  for (int i = 0; i < 12; ++i) bytes.data.push_back(static_cast<float>(20 * i));
+  shoal::IntMatrix ints{3, 5, {}};
+  for (int i = 0; i < 15; ++i) ints.data.push_back(i * 7 - 3);
+  using F = shoal::DatasetFormat;
+  const struct {
+    const char* name;
+    absl::StatusOr<std::string> file;
+  } files[] = {
+      {"fvecs", shoal::EncodeVectors(floats, F::kFvecs, "f")},
+      {"bvecs", shoal::EncodeVectors(bytes, F::kBvecs, "b")},
+      {"ivecs", shoal::EncodeNeighbors(ints, F::kIvecs, "i")},
+      {"fbin", shoal::EncodeVectors(floats, F::kFbin, "f")},
+      {"u8bin", shoal::EncodeVectors(bytes, F::kU8bin, "b")},
+      {"ibin", shoal::EncodeNeighbors(ints, F::kIbin, "i")},
+      {"npy_f4", shoal::EncodeVectors(floats, F::kNpy, "f")},
+      {"npy_i4", shoal::EncodeNeighbors(ints, F::kNpy, "i")},
+  };
+  for (const auto& f : files) {
+    if (!f.file.ok()) return 1;
+    WriteSeed(dir, f.name, Data(0x80, *f.file));
+  }
+  WriteSeed(dir, "fvecs_max_rows2", Data(2, *files[0].file));
+  WriteSeed(dir, "fvecs_truncated", Data(0x80, files[0].file->substr(0, 30)));
+  const std::string& npy = *files[6].file;
+  WriteSeed(dir, "npy_f4_truncated", Data(0x80, npy.substr(0, npy.size() - 5)));
+  // '<f8' and '<i8', which the writer does not produce; a u1 one.
+  std::string f8 = shoal::dataset_internal::EncodeNpyHeader("<f8", 2, 3);
+  std::string i8 = shoal::dataset_internal::EncodeNpyHeader("<i8", 2, 3);
+  std::string u1 = shoal::dataset_internal::EncodeNpyHeader("|u1", 2, 3);
+  for (int i = 0; i < 6; ++i) {
+    shoal::PutFixed64(&f8, std::bit_cast<uint64_t>(1.5 * i - 2));
+    shoal::PutFixed64(&i8, static_cast<uint64_t>(int64_t{i} * 1000 - 1));
+    u1.push_back(static_cast<char>(40 * i));
+  }
+  WriteSeed(dir, "npy_f8", Data(0x80, f8));
+  WriteSeed(dir, "npy_i8", Data(0x80, i8));
+  WriteSeed(dir, "npy_u1", Data(0x80, u1));
+  return 0;
 }
 
 int Run(const std::string& out) {
@@ -143,6 +276,8 @@ int Run(const std::string& out) {
   WriteSeed(man_dir, "version1", std::string("\0", 1) + v1);
   shoal::Manifest empty;
   WriteSeed(man_dir, "empty_db", std::string("\0", 1) + shoal::EncodeManifest(empty));
+  WriteSegmentSeeds(tmp.path(), out);
+  if (WriteDatasetSeeds(out) != 0) return 1;
   std::printf("corpus written to %s\n", out.c_str());
   return 0;
 }
