@@ -153,6 +153,53 @@ TEST(RecoveryTest, MissingLogFileInTheMiddleIsDataLoss) {
   EXPECT_STATUS_CODE(DB::Open(o, dir.path()), absl::StatusCode::kDataLoss);
 }
 
+// After a machine crash an earlier log file may show bytes past its last
+// record (a recovery's truncation of them did not survive, the kernel wrote
+// back pages of an abandoned mapping): when the next file continues the
+// sequence exactly, they are stale, not a hole.
+TEST(RecoveryTest, StaleBytesAfterAnEarlierFileAreDroppedWhenTheNextFileContinues) {
+  TempDir dir;
+  Options o = OneShard();
+  o.wal_file_bytes = 256;  // a few records per file
+  test::VectorMap model;
+  {
+    ASSERT_OK_AND_ASSIGN(auto db, DB::Open(o, dir.path()));
+    for (uint64_t id = 1; id <= 20; ++id) {
+      model[id] = test::RandomVector(kDim, id);
+      ASSERT_OK(db->Put(id, model[id]));
+    }
+    ASSERT_OK(db->Close());
+  }
+  ASSERT_TRUE(fs::exists(WalPath(dir, 3)));
+  WriteAll(WalPath(dir, 2), ReadAll(WalPath(dir, 2)) + std::string(40, '\xab'));
+  {
+    ASSERT_OK_AND_ASSIGN(auto db, DB::Open(o, dir.path()));
+    EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
+    ASSERT_OK(db->Put(21, test::RandomVector(kDim, 21)));
+    model[21] = test::RandomVector(kDim, 21);
+    ASSERT_OK(db->Close());
+  }
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(o, dir.path()));
+  EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
+}
+
+// An earlier file that lost its last record while the next one holds later
+// records is a hole: DataLoss, never a silent skip.
+TEST(RecoveryTest, EarlierFileMissingItsLastRecordIsDataLoss) {
+  TempDir dir;
+  Options o = OneShard();
+  o.wal_file_bytes = 256;
+  {
+    ASSERT_OK_AND_ASSIGN(auto db, DB::Open(o, dir.path()));
+    for (uint64_t id = 1; id <= 20; ++id) ASSERT_OK(db->Put(id, test::RandomVector(kDim, id)));
+    ASSERT_OK(db->Close());
+  }
+  ASSERT_TRUE(fs::exists(WalPath(dir, 3)));
+  const std::string bytes = ReadAll(WalPath(dir, 2));
+  WriteAll(WalPath(dir, 2), bytes.substr(0, bytes.size() - 8));
+  EXPECT_STATUS_CODE(DB::Open(o, dir.path()), absl::StatusCode::kDataLoss);
+}
+
 TEST(RecoveryTest, ManyLogFilesReplayInOrder) {
   TempDir dir;
   Options o = OneShard();

@@ -173,9 +173,11 @@ absl::Status Shard::ReplayLog(const std::vector<uint64_t>& numbers, Damage* dama
         contents, path, options_.index, numbers[i], options_.dim,
         [&](const wal::RecordView& r) -> absl::Status {
           if (r.sequence + r.count - 1 <= flushed_sequence_) return absl::OkStatus();
-          if (torn.has_value()) {
-            // An earlier file lost its tail, yet this one holds records: a
-            // hole in the log.
+          if (torn.has_value() && !(sequence_known && r.sequence == next_sequence_)) {
+            // An earlier file lost its tail, yet this one holds records that
+            // do not continue where it ends: a hole in the log. (When they do
+            // continue, the torn bytes were stale: written after the end a
+            // recovery truncated to, without that truncation surviving.)
             *damage = *torn;
             return absl::CancelledError();
           }
