@@ -11,13 +11,9 @@
 #include "fmt/core.h"
 #include "ground_truth.h"
 #include "progress.h"
-
-#if __has_include("dataset/dataset_reader.h") && __has_include("dataset/dataset_writer.h")
-#define SHOAL_BENCH_HAVE_DATASET_READERS 1
 #include "dataset/dataset_reader.h"
 #include "dataset/dataset_writer.h"
 #include "util/file_system.h"
-#endif
 
 namespace shoal_bench {
 namespace {
@@ -29,14 +25,6 @@ bool EnoughTruth(const std::vector<std::vector<uint64_t>>& truth, size_t queries
   }
   return true;
 }
-
-}  // namespace
-
-#ifdef SHOAL_BENCH_HAVE_DATASET_READERS
-
-bool HaveDatasetReaders() { return true; }
-
-namespace {
 
 std::string BaseName(const std::string& path) {
   return std::filesystem::path(path).filename().string();
@@ -153,34 +141,5 @@ absl::StatusOr<std::vector<std::vector<uint64_t>>> GroundTruth(
   return truth;
 }
 
-#else  // !SHOAL_BENCH_HAVE_DATASET_READERS
-
-bool HaveDatasetReaders() { return false; }
-
-absl::StatusOr<Dataset> ReadDataset(const DatasetFiles& files) {
-  // TODO(dataset readers): needs src/dataset/dataset_reader.h.
-  return absl::UnimplementedError(fmt::format(
-      "--base {} --query {}: reading data set files needs src/dataset/dataset_reader.h, "
-      "which is not in this build; use --dataset small|medium|large",
-      files.base, files.query));
-}
-
-absl::StatusOr<std::vector<std::vector<uint64_t>>> GroundTruth(
-    const Dataset& data, const DatasetFiles* files, shoal::Metric metric, uint32_t k,
-    uint32_t threads, double* seconds, std::string* how) {
-  (void)files;
-  const Stopwatch sw;
-  if (EnoughTruth(data.truth, data.num_queries(), k)) {
-    *how = "given with the data";
-    *seconds = sw.Seconds();
-    return data.truth;
-  }
-  std::vector<std::vector<uint64_t>> truth = BruteForceKnn(data, metric, k, threads);
-  *seconds = sw.Seconds();
-  *how = fmt::format("brute force (float scan, double-precision rerank), {:.3f} s", *seconds);
-  return truth;
-}
-
-#endif  // SHOAL_BENCH_HAVE_DATASET_READERS
 
 }  // namespace shoal_bench

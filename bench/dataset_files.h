@@ -43,9 +43,6 @@ absl::StatusOr<std::vector<std::vector<uint64_t>>> GroundTruth(
     const Dataset& data, const DatasetFiles* files, shoal::Metric metric, uint32_t k,
     uint32_t threads, double* seconds, std::string* how);
 
-// True when src/dataset/dataset_reader.h was there at build time.
-bool HaveDatasetReaders();
-
 }  // namespace shoal_bench
 
 #endif  // SHOAL_BENCH_DATASET_FILES_H_

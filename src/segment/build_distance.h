@@ -55,8 +55,7 @@ class BuildDistance {
     return d;
   }
 
-  void Prefetch(uint32_t i) const { PrefetchBytes(row(i), size_t{dim_} * sizeof(float), TmpPf()); }
-  static size_t TmpPf() { static size_t v = getenv("PF") ? atoi(getenv("PF")) : 1024; return v; }
+  void Prefetch(uint32_t i) const { PrefetchBytes(row(i), size_t{dim_} * sizeof(float), 1024); }
 
  private:
   const float* vectors_;

@@ -6,9 +6,6 @@
 #include <chrono>
 #include <cmath>
 #include <thread>
-#include <cstdlib>
-#include <cstdio>
-#include <x86intrin.h>
 
 #include "segment/medoid.h"
 
@@ -24,7 +21,7 @@ constexpr double kSlack = 1.3;
 constexpr size_t kChunk = 32;
 
 // Vectors this far ahead of the one being compared are prefetched.
-static size_t kPrefetchAhead = getenv("PFA") ? atoi(getenv("PFA")) : 4;
+constexpr size_t kPrefetchAhead = 4;
 
 // Waiting for a list's writer: spin briefly, then yield — with more threads
 // than cores the writer may be descheduled, and spinning would only delay it.
@@ -145,25 +142,15 @@ void VamanaBuilder::Build(ThreadPool* pool, SegmentBuildStats* stats) {
   scratch_.resize(threads);
 
   start = std::chrono::steady_clock::now();
-  tmp_pass1_ = true;
   {
     std::vector<uint32_t> order = ShuffledOrder(n_, seed_);
-    if (getenv("P1SEQ")) for (size_t i = 0; i < n_; ++i) order[i] = i;
     RunPass(order, 1.0f, pool);
   }
-  tmp_pass1_ = false;
   if (stats != nullptr) stats->pass1_seconds = Seconds(start);
 
   start = std::chrono::steady_clock::now();
   {
     std::vector<uint32_t> order = ShuffledOrder(n_, seed_ + 1);
-    if (getenv("P2SEQ")) for (size_t i = 0; i < n_; ++i) order[i] = i;
-    if (getenv("P2BLK")) {
-      size_t b = atoi(getenv("P2BLK")); size_t nb = (n_ + b - 1) / b;
-      std::vector<uint32_t> blocks = ShuffledOrder(nb, seed_ + 2);
-      order.clear();
-      for (uint32_t bl : blocks) for (size_t i = bl * b; i < std::min(n_, (bl + 1) * b); ++i) order.push_back(i);
-    }
     RunPass(order, alpha_, pool);
   }
   FinalPrune(pool, alpha_);
@@ -171,10 +158,6 @@ void VamanaBuilder::Build(ThreadPool* pool, SegmentBuildStats* stats) {
 
   uint64_t computed = 2 * n_;  // the medoid's two passes
   for (const Scratch& s : scratch_) computed += s.distances;
-  if (getenv("SEGDBG")) { uint64_t t[6] = {0}; for (const Scratch& s : scratch_) for (int i = 0; i < 6; ++i) t[i] += s.dbg[i];
-    { uint64_t c[3] = {0}; for (const Scratch& s : scratch_) for (int i = 0; i < 3; ++i) c[i] += s.tsc[i];
-      fprintf(stderr, "per point Mcycles: search %.1f prune %.1f backedges %.1f (k-cycles/pt: %.0f %.0f %.0f)\n", c[0]/1e6, c[1]/1e6, c[2]/1e6, c[0]/1e3/n_, c[1]/1e3/n_, c[2]/1e3/n_); }
-    fprintf(stderr, "per point (both passes): search dists %.0f own-prune dists %.0f back-prune dists %.0f back prunes %.2f expansions %.0f\n", t[0]/double(n_), t[1]/double(n_), t[2]/double(n_), t[3]/double(n_), t[4]/double(n_)); }
   if (stats != nullptr) stats->distance_computations = computed;
   scratch_.clear();
   scratch_.shrink_to_fit();
@@ -194,8 +177,7 @@ void VamanaBuilder::RunPass(const std::vector<uint32_t>& order, float alpha,
 
 void VamanaBuilder::Search(uint32_t p, Scratch* s) {
   CandidateList& list = s->list;
-  static const size_t p1l = getenv("P1L") ? atoi(getenv("P1L")) : 0;
-  list.Reset(tmp_pass1_ && p1l ? p1l : list_size_);
+  list.Reset(list_size_);
   s->visited.Clear(n_);
   s->expanded.clear();
   s->visited.TestAndSet(medoid_);
@@ -228,13 +210,10 @@ void VamanaBuilder::Search(uint32_t p, Scratch* s) {
     computed += m;
   }
   s->distances += computed;
-  s->dbg[0] += computed; s->dbg[4] += s->expanded.size();
 }
 
 void VamanaBuilder::Insert(uint32_t p, float alpha, Scratch* s) {
-  uint64_t t0 = __rdtsc();
   Search(p, s);
-  uint64_t t1 = __rdtsc(); s->tsc[0] += t1 - t0;
   // Candidates: the nodes the search expanded, plus p's current neighbours
   // (pass 2, and backward edges other insertions gave p), each once.
   s->pool.clear();
@@ -247,7 +226,7 @@ void VamanaBuilder::Insert(uint32_t p, float alpha, Scratch* s) {
   Unlock(p);
   const uint32_t seen = store_->version(p).load(std::memory_order_relaxed);
   SortCandidates(p, &s->pool);
-  { uint64_t b = s->distances; RobustPrune(p, s->pool, alpha, max_degree_, distance_, &s->pruned, &s->distances); s->dbg[1] += s->distances - b; }
+  RobustPrune(p, s->pool, alpha, max_degree_, distance_, &s->pruned, &s->distances);
 
   Lock(p);
   // Other insertions may have given p backward edges since we read its
@@ -259,13 +238,11 @@ void VamanaBuilder::Insert(uint32_t p, float alpha, Scratch* s) {
   }
   SetList(p, s->pruned);
   Unlock(p);
-  uint64_t t2 = __rdtsc(); s->tsc[1] += t2 - t1;
 
   // s->pruned is reused by the prunes below (and p's list may change under
   // other threads): walk a copy.
   s->chosen.assign(s->pruned.begin(), s->pruned.end());
   for (const Candidate& c : s->chosen) AddBackEdge(c.node, p, c.distance, alpha, s);
-  s->tsc[2] += __rdtsc() - t2;
 }
 
 bool VamanaBuilder::AddListToPool(uint32_t p, Scratch* s) {
@@ -304,7 +281,7 @@ void VamanaBuilder::PruneList(uint32_t node, const Candidate* extra, float alpha
   for (uint32_t k = 0; k < store_->count(node); ++k) s->pool.push_back({distances[k], ids[k]});
   if (extra != nullptr) s->pool.push_back(*extra);
   SortCandidates(node, &s->pool);
-  { uint64_t b = s->distances; RobustPrune(node, s->pool, alpha, max_degree_, distance_, &s->pruned, &s->distances); s->dbg[2] += s->distances - b; s->dbg[3]++; }
+  RobustPrune(node, s->pool, alpha, max_degree_, distance_, &s->pruned, &s->distances);
   SetList(node, s->pruned);
 }
 
@@ -327,7 +304,8 @@ void VamanaBuilder::FinalPrune(ThreadPool* pool, float alpha) {
     for (size_t begin; (begin = next.fetch_add(1024)) < n_;) {
       for (size_t i = begin; i < std::min(n_, begin + 1024); ++i) {
         // Each node is visited by one thread only; no lock needed.
-        if (store_->count(static_cast<uint32_t>(i)) > max_degree_) PruneList(static_cast<uint32_t>(i), nullptr, alpha, s);
+        const uint32_t node = static_cast<uint32_t>(i);
+        if (store_->count(node) > max_degree_) PruneList(node, nullptr, alpha, s);
       }
     }
   });

@@ -79,8 +79,6 @@ class VamanaBuilder {
     std::vector<uint32_t> neighbors;
     std::vector<uint32_t> todo;
     uint64_t distances = 0;
-    uint64_t dbg[6] = {0,0,0,0,0,0};
-    uint64_t tsc[3] = {0,0,0};  // TMP: search dists, own prune, back prune dists, back prunes, expansions, back adds
   };
 
   void RunPass(const std::vector<uint32_t>& order, float alpha, ThreadPool* pool);
@@ -117,7 +115,6 @@ class VamanaBuilder {
   const float alpha_;
   const uint64_t seed_;
   uint32_t medoid_ = 0;
-  bool tmp_pass1_ = false;
 
   std::vector<Scratch> scratch_;  // one per thread
 };
