@@ -130,23 +130,31 @@ absl::Status SegmentReader::SearchImpl(const float* query, const SearchOptions& 
     hops += s->beam.size();
     // Their neighbours not seen yet. Every listed node's block has been
     // verified, so degree <= R and each neighbour < n.
-    s->todo.clear();
+    // Branch-free: every neighbour is written, the count advances only for
+    // new ones (a mispredicted branch per neighbour cost more than the rest
+    // of the loop).
+    s->todo.resize(s->beam.size() * size_t{layout.max_degree});
+    uint32_t* todo = s->todo.data();
+    uint16_t* marks = s->visited.marks();
+    const uint16_t epoch = s->visited.epoch();
+    size_t m = 0;
     for (uint32_t u : s->beam) {
       const char* record = NodeRecord(u);
       const uint32_t degree = DecodeFixed32(record + layout.degree_offset());
       const char* neighbors = record + layout.neighbors_offset();
       for (uint32_t k = 0; k < degree; ++k) {
         const uint32_t v = DecodeFixed32(neighbors + 4 * k);
-        if (!s->visited.TestAndSet(v)) s->todo.push_back(v);
+        todo[m] = v;
+        m += marks[v] != epoch;
+        marks[v] = epoch;
       }
     }
-    const size_t m = s->todo.size();
     for (size_t j = 0; j < std::min(m, kPrefetchAhead); ++j) {
-      PrefetchBytes(NodeRecord(s->todo[j]), vector_bytes);
+      PrefetchBytes(NodeRecord(todo[j]), vector_bytes);
     }
     for (size_t j = 0; j < m; ++j) {
-      if (j + kPrefetchAhead < m) PrefetchBytes(NodeRecord(s->todo[j + kPrefetchAhead]), vector_bytes);
-      SHOAL_RETURN_IF_ERROR(visit(s->todo[j]));
+      if (j + kPrefetchAhead < m) PrefetchBytes(NodeRecord(todo[j + kPrefetchAhead]), vector_bytes);
+      SHOAL_RETURN_IF_ERROR(visit(todo[j]));
     }
   }
 

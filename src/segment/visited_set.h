@@ -38,6 +38,11 @@ class VisitedSet {
 
   bool Contains(uint32_t node) const { return marks_[node] == epoch_; }
 
+  // For branch-free loops: node is in the set when marks()[node] == epoch();
+  // storing epoch() there adds it. Valid until the next Clear.
+  uint16_t* marks() { return marks_.data(); }
+  uint16_t epoch() const { return epoch_; }
+
  private:
   std::vector<uint16_t> marks_;
   uint16_t epoch_ = 0;
