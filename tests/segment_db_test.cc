@@ -48,13 +48,21 @@ std::vector<std::string> SegmentFiles(const std::string& db) {
   return out;
 }
 
+// The list size at which these tests expect recall@10 >= 0.95. Inner product
+// gets twice L2's: the queries come from other clusters than the data, so
+// their top ten are the extreme points of several clusters along the query's
+// direction, which no neighbourhood graph of the data follows. (On the same
+// data hnswlib, M=16, ef=100, finds 0.76 of them; shoal at L=100 0.92-0.98
+// across builds, and at L=200 0.97-1.0.)
+uint32_t RecallListSize(Metric metric) { return metric == Metric::kInnerProduct ? 200 : 100; }
+
 double Recall(DB& db, const test::VectorMap& model, Metric metric, size_t dim,
               const std::vector<float>& queries, size_t nq) {
   size_t hits = 0, total = 0;
   for (size_t q = 0; q < nq; ++q) {
     std::span<const float> query(queries.data() + q * dim, dim);
     std::vector<Neighbor> truth = test::BruteForceTopK(model, query, metric, 10);
-    absl::StatusOr<std::vector<Neighbor>> got = db.Search(query, {.k = 10, .list_size = 100});
+    absl::StatusOr<std::vector<Neighbor>> got = db.Search(query, {.k = 10, .list_size = RecallListSize(metric)});
     EXPECT_TRUE(got.ok()) << got.status();
     if (!got.ok()) return 0;
     for (const Neighbor& t : truth) {
