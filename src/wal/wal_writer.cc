@@ -174,9 +174,20 @@ absl::Status WalWriter::SyncCurrentFile() {
 }
 
 absl::Status WalWriter::SyncTo(uint64_t lsn) {
-  MutexLock lock(&sync_mu_);
+  absl::Status result;
+  bool synced = false;  // this caller ran a sync: wake the others once unlocked
+  {
+    MutexLock lock(&sync_mu_);
+    result = SyncToLocked(lsn, &synced);
+  }
+  // Woken waiters then do not block on sync_mu_ at once.
+  if (synced) sync_done_.SignalAll();
+  return result;
+}
+
+absl::Status WalWriter::SyncToLocked(uint64_t lsn, bool* synced) {
   ++waiting_;
-  sync_done_.SignalAll();  // a gathering syncer may be waiting for this caller
+  if (gathering_) arrived_.Signal();  // the syncer may be waiting for this caller
   absl::Status result;
   while (synced_lsn_ < lsn) {
     if (!sync_status_.ok()) {
@@ -194,11 +205,13 @@ absl::Status WalWriter::SyncTo(uint64_t lsn) {
     sync_running_ = true;
     const auto start = std::chrono::steady_clock::now();
     const auto deadline = start + std::min(last_sync_duration_ / 2, kMaxGather);
+    gathering_ = true;
     while (waiting_ < writers_.load(std::memory_order_acquire)) {
       const auto now = std::chrono::steady_clock::now();
       if (now >= deadline) break;
-      sync_done_.WaitFor(&sync_mu_, deadline - now);
+      arrived_.WaitFor(&sync_mu_, deadline - now);
     }
+    gathering_ = false;
     const uint64_t target = end_lsn();
     sync_mu_.Unlock();
     const auto sync_start = std::chrono::steady_clock::now();
@@ -215,7 +228,7 @@ absl::Status WalWriter::SyncTo(uint64_t lsn) {
       sync_status_ = s;
       sync_failed_.store(true, std::memory_order_relaxed);
     }
-    sync_done_.SignalAll();
+    *synced = true;
   }
   --waiting_;
   return result;

@@ -98,6 +98,8 @@ class WalWriter {
   absl::Status SyncCurrentFile();
   // Starts the next file, big enough for a record of `need` bytes.
   absl::Status RotateFor(size_t need);
+  // SyncTo under sync_mu_; sets *synced when this caller ran a sync.
+  absl::Status SyncToLocked(uint64_t lsn, bool* synced) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sync_mu_);
   // Asks the prefaulter to fault in log space ahead of offset_.
   void PrefaultAhead();
 
@@ -129,6 +131,11 @@ class WalWriter {
   std::chrono::steady_clock::duration last_sync_duration_ ABSL_GUARDED_BY(sync_mu_){};
   static constexpr std::chrono::steady_clock::duration kMaxGather = std::chrono::milliseconds(2);
   std::atomic<int> writers_{0};  // inside a write call that will sync
+  // The syncer waits on arrived_ while it gathers; callers waiting for a
+  // sync wait on sync_done_. Two variables, so that an arriving caller wakes
+  // the syncer alone, not every waiter.
+  bool gathering_ ABSL_GUARDED_BY(sync_mu_) = false;
+  CondVar arrived_;
   CondVar sync_done_;
 };
 
