@@ -135,6 +135,13 @@ class WalWriter {
   // sync wait on sync_done_. Two variables, so that an arriving caller wakes
   // the syncer alone, not every waiter.
   bool gathering_ ABSL_GUARDED_BY(sync_mu_) = false;
+  // synced_lsn_, for callers spinning without the lock.
+  std::atomic<uint64_t> synced_lsn_atomic_{0};
+  // Callers wait for a running sync by yielding (not sleeping) when the last
+  // sync took at most this long. (2 shards, 8 kAlways writers, ~0.12 ms
+  // fdatasync: 19-21K -> 22-25K puts/s.)
+  static constexpr std::chrono::steady_clock::duration kMaxSpunSync =
+      std::chrono::milliseconds(1);
   CondVar arrived_;
   CondVar sync_done_;
 };
