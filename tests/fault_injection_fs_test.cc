@@ -113,8 +113,11 @@ TEST_F(FaultFsTest, EveryKindCanBeFailed) {
   EXPECT_FALSE(stdfs::exists(P("LOCK")));
 }
 
-TEST_F(FaultFsTest, MappedSyncAndCloseAndTruncateCanFail) {
+TEST_F(FaultFsTest, MappedReserveSyncAndCloseAndTruncateCanFail) {
   ASSERT_OK_AND_ASSIGN(auto file, fs_.OpenMapped(P("m"), 4096, false));
+  fs_.FailNth(FsOp::kReserve, 1, false, absl::StatusCode::kResourceExhausted);
+  EXPECT_STATUS_CODE(file->Reserve(4096), absl::StatusCode::kResourceExhausted);
+  ASSERT_OK(file->Reserve(4096));
   std::memcpy(file->data(), "hello", 5);
   fs_.FailNth(FsOp::kSync, 1);
   EXPECT_STATUS_CODE(file->Sync(), absl::StatusCode::kInternal);

@@ -33,9 +33,18 @@ class MappedFile {
   virtual size_t capacity() const = 0;
   // Makes every byte stored so far durable (fdatasync).
   virtual absl::Status Sync() = 0;
+  // Allocates the file's storage for bytes [0, end) (end <= capacity), so
+  // that stores there cannot fail: a store through the mapping into a hole
+  // of a full file system (disk or tmpfs) kills the process with SIGBUS.
+  // Returns ResourceExhaustedError when the file system is full (then
+  // nothing below `end` that was not reserved before may be stored). May
+  // reserve more than asked. Cheap once reserved: callers reserve before
+  // every store.
+  virtual absl::Status Reserve(size_t end) { return absl::OkStatus(); }
   // Faults in [offset, offset + length) for writing, so later stores there
-  // take no page fault. Best effort; safe to call from another thread, also
-  // concurrently with stores and with CloseAndTruncate (then it does nothing).
+  // take no page fault (and reserves their storage, as Reserve). Best
+  // effort; safe to call from another thread, also concurrently with stores,
+  // Reserve and CloseAndTruncate (then it does nothing).
   virtual void Populate(size_t offset, size_t length) {}
   // Unmaps and sets the file's length to `length` (<= capacity), then closes.
   // No call may follow except the destructor.

@@ -12,6 +12,7 @@
 
 #include <cerrno>
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -70,13 +71,20 @@ class PosixMappedFile final : public MappedFile {
     if (fdatasync(fd_) != 0) return ErrnoStatus(errno, "fdatasync", path_);
     return absl::OkStatus();
   }
+  absl::Status Reserve(size_t end) override {
+    if (end <= reserved_.load(std::memory_order_acquire)) return absl::OkStatus();
+    MutexLock lock(&map_mu_);
+    return ReserveLocked(end);
+  }
   void Populate(size_t offset, size_t length) override {
-#ifdef MADV_POPULATE_WRITE
     MutexLock lock(&map_mu_);
     if (base_ == nullptr || offset >= capacity_) return;
+    const size_t end = std::min(capacity_, offset + length);
+    // A failure here is the writer's to report, from its own Reserve.
+    if (!ReserveLocked(end).ok()) return;
+#ifdef MADV_POPULATE_WRITE
     const size_t page = 4096;
     const size_t begin = offset & ~(page - 1);
-    const size_t end = std::min(capacity_, offset + length);
     // Only on tmpfs, where allocating the page is the whole cost of a first
     // store and syncs are free. On a disk file, pre-dirtied pages would have
     // to be written back by every fdatasync.
@@ -99,7 +107,34 @@ class PosixMappedFile final : public MappedFile {
  private:
   std::string path_;
   int fd_;
+  // Storage is reserved this much at a time: a writer storing record after
+  // record makes one fallocate per step.
+  static constexpr size_t kReserveStep = size_t{1} << 20;
+
+  absl::Status ReserveLocked(size_t end) ABSL_EXCLUSIVE_LOCKS_REQUIRED(map_mu_) {
+    const size_t from = reserved_.load(std::memory_order_relaxed);
+    if (end <= from) return absl::OkStatus();
+    if (base_ == nullptr) return absl::FailedPreconditionError(absl::StrCat(path_, " is closed"));
+    const size_t to = std::min(capacity_, (end + kReserveStep - 1) & ~(kReserveStep - 1));
+    int err = 0;
+    while (fallocate(fd_, 0, static_cast<off_t>(from), static_cast<off_t>(to - from)) != 0) {
+      err = errno;
+      if (err != EINTR) break;
+      err = 0;
+    }
+    if (err == EOPNOTSUPP) {
+      // A file system without fallocate: stores take their chances, as
+      // with any mapped file there.
+      reserved_.store(capacity_, std::memory_order_release);
+      return absl::OkStatus();
+    }
+    if (err != 0) return ErrnoStatus(err, "fallocate", path_);
+    reserved_.store(to, std::memory_order_release);
+    return absl::OkStatus();
+  }
+
   Mutex map_mu_;  // keeps Populate off a mapping being unmapped
+  std::atomic<size_t> reserved_{0};  // storage of [0, reserved_) is allocated
   char* base_;
   size_t capacity_;
   const bool in_memory_;  // tmpfs: no disk behind the pages

@@ -56,6 +56,7 @@ absl::StatusOr<std::unique_ptr<MappedFile>> WalWriter::MapFile(
   SHOAL_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file,
                          fs_->OpenMapped(path, capacity, options_.populate));
   if (resume_offset == 0) {
+    SHOAL_RETURN_IF_ERROR(file->Reserve(kFileHeaderSize));
     char* h = file->data();
     std::memcpy(h, kFileMagic.data(), kFileMagic.size());
     EncodeFixed32(h + 8, kFormatVersion);
@@ -144,6 +145,8 @@ absl::StatusOr<char*> WalWriter::BeginRecord(size_t payload_length) {
   SHOAL_RETURN_IF_ERROR(append_status_);
   const size_t need = AlignRecord(kRecordHeaderSize + payload_length);
   if (offset_ + need > file_->capacity()) SHOAL_RETURN_IF_ERROR(RotateFor(need));
+  // A full file system fails here, before any byte is stored.
+  SHOAL_RETURN_IF_ERROR(file_->Reserve(offset_ + need));
   pending_payload_ = payload_length;
   return file_->data() + offset_ + kRecordHeaderSize;
 }

@@ -48,6 +48,7 @@ const char* FsOpName(FsOp op) {
     case FsOp::kTruncate: return "truncate";
     case FsOp::kLock: return "lock";
     case FsOp::kMkdir: return "mkdir";
+    case FsOp::kReserve: return "reserve";
     case FsOp::kAny: return "any";
   }
   return "?";
@@ -72,6 +73,11 @@ class FaultInjectionFileSystem::FaultMappedFile final : public MappedFile {
     absl::Status s = fs_->Check(FsOp::kSync, path_);
     if (!s.ok()) return s;
     return fs_->SyncNode(node_);
+  }
+  absl::Status Reserve(size_t end) override {
+    absl::Status s = fs_->Check(FsOp::kReserve, path_);
+    if (!s.ok()) return s;
+    return base_->Reserve(end);
   }
   void Populate(size_t offset, size_t length) override { base_->Populate(offset, length); }
   absl::Status CloseAndTruncate(size_t length) override {

@@ -72,6 +72,7 @@ enum class FsOp : uint8_t {
   kTruncate,   // Truncate, MappedFile::CloseAndTruncate
   kLock,       // LockFile
   kMkdir,      // CreateDir
+  kReserve,    // MappedFile::Reserve (fail it with kResourceExhausted: a full disk)
   kAny,        // only in fault specs: every operation counts
 };
 inline constexpr size_t kFsOpKinds = static_cast<size_t>(FsOp::kAny);

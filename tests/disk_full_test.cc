@@ -1,0 +1,179 @@
+// Copyright 2026 The shoal Authors.
+//
+// A full file system: writes fail with ResourceExhausted (never SIGBUS from a
+// store into the mapped log), nothing acknowledged is lost, nothing of a
+// failed call is applied, and writing resumes once there is room again.
+//
+// Each test mounts a small tmpfs of its own, which needs root (CAP_SYS_ADMIN);
+// without it the tests skip.
+
+#include <sched.h>
+#include <sys/mount.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "testutil/temp_dir.h"
+
+namespace shoal {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr uint32_t kDim = 128;
+
+// A tmpfs of `bytes` at a fresh directory, unmounted on destruction.
+class SmallTmpfs {
+ public:
+  explicit SmallTmpfs(size_t bytes) : path_(dir_.path() + "/mnt") {
+    fs::create_directories(path_);
+    // In a mount namespace of this process's own where possible, so that
+    // the mount goes with the process even when a test crashes.
+    if (unshare(CLONE_NEWNS) == 0) (void)mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr);
+    const std::string options = "size=" + std::to_string(bytes);
+    if (mount("tmpfs", path_.c_str(), "tmpfs", 0, options.c_str()) == 0) {
+      mounted_ = true;
+    } else {
+      error_ = std::strerror(errno);
+    }
+  }
+  ~SmallTmpfs() {
+    if (mounted_) umount(path_.c_str());
+  }
+  bool mounted() const { return mounted_; }
+  const std::string& error() const { return error_; }
+  const std::string& path() const { return path_; }
+
+  // Fills `bytes` of the file system with a file, so that a test can give
+  // the room back later.
+  void AddBallast(size_t bytes) {
+    std::ofstream out(path_ + "/ballast", std::ios::binary);
+    const std::string chunk(1 << 16, 'b');
+    for (size_t done = 0; done < bytes; done += chunk.size()) out.write(chunk.data(), chunk.size());
+  }
+  void RemoveBallast() { fs::remove(path_ + "/ballast"); }
+
+ private:
+  test::TempDir dir_;
+  std::string path_;
+  bool mounted_ = false;
+  std::string error_;
+};
+
+#define SKIP_UNLESS_MOUNTED(tmpfs)                                                    \
+  if (!(tmpfs).mounted()) {                                                           \
+    GTEST_SKIP() << "cannot mount a tmpfs (" << (tmpfs).error() << "): needs root"; \
+  }
+
+Options SmallOptions(size_t wal_file_bytes) {
+  Options o = test::DefaultOptions(kDim, Metric::kL2, 1);
+  o.wal_file_bytes = wal_file_bytes;
+  return o;
+}
+
+// Puts vectors with new ids until a Put fails; returns that status. The
+// acknowledged ones go into *model.
+absl::Status PutUntilFailure(DB& db, uint64_t first_id, test::VectorMap* model,
+                             uint64_t* failed_id) {
+  for (uint64_t id = first_id;; ++id) {
+    std::vector<float> v = test::RandomVector(kDim, id);
+    absl::Status s = db.Put(id, v);
+    if (!s.ok()) {
+      *failed_id = id;
+      return s;
+    }
+    (*model)[id] = std::move(v);
+  }
+}
+
+void ExpectAbsent(DB& db, uint64_t id) {
+  EXPECT_TRUE(absl::IsNotFound(db.Get(id).status())) << "id " << id;
+}
+
+TEST(DiskFullTest, PutReturnsResourceExhaustedLosesNothingAndResumesWhenThereIsRoom) {
+  SmallTmpfs tmpfs(8 << 20);
+  SKIP_UNLESS_MOUNTED(tmpfs);
+  tmpfs.AddBallast(2 << 20);
+  const std::string path = tmpfs.path() + "/db";
+  const Options options = SmallOptions(64 << 20);  // one log file, larger than the disk
+  test::VectorMap model;
+  uint64_t failed_id = 0;
+  {
+    ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, path));
+    absl::Status s = PutUntilFailure(*db, 0, &model, &failed_id);
+    EXPECT_TRUE(absl::IsResourceExhausted(s)) << s;
+    EXPECT_GT(model.size(), 1000u);
+    ExpectAbsent(*db, failed_id);
+    EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
+    // Room again: the same database writes on.
+    tmpfs.RemoveBallast();
+    for (uint64_t id = failed_id; id < failed_id + 100; ++id) {
+      model[id] = test::RandomVector(kDim, id);
+      ASSERT_OK(db->Put(id, model[id]));
+    }
+    ASSERT_OK(db->Close());
+  }
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, path));
+  EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
+}
+
+TEST(DiskFullTest, PutBatchLargerThanTheRoomLeftAppliesNothing) {
+  SmallTmpfs tmpfs(4 << 20);
+  SKIP_UNLESS_MOUNTED(tmpfs);
+  const std::string path = tmpfs.path() + "/db";
+  const Options options = SmallOptions(64 << 20);
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, path));
+  test::VectorMap model;
+  for (uint64_t id = 0; id < 100; ++id) {
+    model[id] = test::RandomVector(kDim, id);
+    ASSERT_OK(db->Put(id, model[id]));
+  }
+  // 10000 x 128 floats: 5 MB, more than the whole file system.
+  const size_t n = 10000;
+  std::vector<uint64_t> ids(n);
+  std::vector<float> vectors = test::RandomVectors(n, kDim, 7);
+  for (size_t i = 0; i < n; ++i) ids[i] = 1000 + i;
+  absl::Status s = db->PutBatch(ids, vectors);
+  EXPECT_TRUE(absl::IsResourceExhausted(s)) << s;
+  ExpectAbsent(*db, ids.front());
+  ExpectAbsent(*db, ids.back());
+  EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
+  ASSERT_OK(db->Close());
+  ASSERT_OK_AND_ASSIGN(db, DB::Open(options, path));
+  EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
+}
+
+TEST(DiskFullTest, LogRotationOntoAFullDiskLosesNothingAcknowledged) {
+  SmallTmpfs tmpfs(8 << 20);
+  SKIP_UNLESS_MOUNTED(tmpfs);
+  tmpfs.AddBallast(2 << 20);
+  const std::string path = tmpfs.path() + "/db";
+  const Options options = SmallOptions(256 << 10);  // many small log files
+  test::VectorMap model;
+  uint64_t failed_id = 0;
+  {
+    ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, path));
+    absl::Status s = PutUntilFailure(*db, 0, &model, &failed_id);
+    EXPECT_TRUE(absl::IsResourceExhausted(s)) << s;
+    EXPECT_GT(model.size(), 1000u);
+    ExpectAbsent(*db, failed_id);
+    EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
+    tmpfs.RemoveBallast();
+    ASSERT_OK(db->Close());
+  }
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, path));
+  EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
+  for (uint64_t id = failed_id; id < failed_id + 100; ++id) {
+    model[id] = test::RandomVector(kDim, id);
+    ASSERT_OK(db->Put(id, model[id]));
+  }
+  EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
+}
+
+}  // namespace
+}  // namespace shoal
