@@ -76,11 +76,12 @@ Options SmallOptions(size_t wal_file_bytes) {
   return o;
 }
 
-// Puts vectors with new ids until a Put fails; returns that status. The
+// Puts vectors with new ids until a Put fails (or 100K of them, far more
+// than the small file systems here hold, did not); returns that status. The
 // acknowledged ones go into *model.
 absl::Status PutUntilFailure(DB& db, uint64_t first_id, test::VectorMap* model,
                              uint64_t* failed_id) {
-  for (uint64_t id = first_id;; ++id) {
+  for (uint64_t id = first_id; id < first_id + 100000; ++id) {
     std::vector<float> v = test::RandomVector(kDim, id);
     absl::Status s = db.Put(id, v);
     if (!s.ok()) {
@@ -89,6 +90,7 @@ absl::Status PutUntilFailure(DB& db, uint64_t first_id, test::VectorMap* model,
     }
     (*model)[id] = std::move(v);
   }
+  return absl::OkStatus();
 }
 
 void ExpectAbsent(DB& db, uint64_t id) {
@@ -172,6 +174,40 @@ TEST(DiskFullTest, LogRotationOntoAFullDiskLosesNothingAcknowledged) {
     model[id] = test::RandomVector(kDim, id);
     ASSERT_OK(db->Put(id, model[id]));
   }
+  EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
+}
+
+// Memtables flush to segments and log files rotate while the disk fills up.
+TEST(DiskFullTest, PutsWithBackgroundFlushesOntoAFullDiskLoseNothingAcknowledged) {
+  SmallTmpfs tmpfs(16 << 20);
+  SKIP_UNLESS_MOUNTED(tmpfs);
+  const std::string path = tmpfs.path() + "/db";
+  Options options = SmallOptions(1 << 20);
+  options.memtable_bytes = 1 << 20;  // a flush every ~2000 puts
+  test::VectorMap model;
+  uint64_t failed_id = 0;
+  absl::Status s;
+  {
+    ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, path));
+    for (uint64_t id = 0; id < 4000; ++id) {
+      model[id] = test::RandomVector(kDim, id);
+      ASSERT_OK(db->Put(id, model[id]));
+    }
+    ASSERT_OK(db->Flush());
+    // Leave about 3 MiB: room for a few more log files and segments.
+    const fs::space_info space = fs::space(tmpfs.path());
+    tmpfs.AddBallast(space.available - (3 << 20));
+    s = PutUntilFailure(*db, 4000, &model, &failed_id);
+    EXPECT_TRUE(absl::IsResourceExhausted(s)) << s;
+    ExpectAbsent(*db, failed_id);
+    EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
+    EXPECT_FALSE(db->Flush().ok());  // the log could not rotate
+    tmpfs.RemoveBallast();
+    (void)db->Close();
+  }
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, path));
+  EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model)) << s;
+  ASSERT_OK(db->Flush());
   EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
 }
 
