@@ -177,6 +177,35 @@ TEST(DiskFullTest, LogRotationOntoAFullDiskLosesNothingAcknowledged) {
   EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
 }
 
+TEST(DiskFullTest, BulkLoadLargerThanTheRoomLeftAppliesNothingAndLeavesNoFile) {
+  SmallTmpfs tmpfs(6 << 20);
+  SKIP_UNLESS_MOUNTED(tmpfs);
+  const std::string path = tmpfs.path() + "/db";
+  const Options options = SmallOptions(1 << 20);
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, path));
+  test::VectorMap model;
+  for (uint64_t id = 0; id < 100; ++id) {
+    model[id] = test::RandomVector(kDim, id);
+    ASSERT_OK(db->Put(id, model[id]));
+  }
+  ASSERT_OK(db->Flush());  // so that the bulk load has nothing to flush first
+  const fs::space_info before = fs::space(tmpfs.path());
+  // 10000 x 128 floats: 5 MB of vectors alone, plus the graph.
+  const size_t n = 10000;
+  std::vector<uint64_t> ids(n);
+  std::vector<float> vectors = test::RandomVectors(n, kDim, 9);
+  for (size_t i = 0; i < n; ++i) ids[i] = 1000 + i;
+  absl::Status s = db->BulkLoad(kDefaultCollection, ids, vectors);
+  EXPECT_TRUE(absl::IsResourceExhausted(s)) << s;
+  ExpectAbsent(*db, ids.front());
+  EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
+  // The partial segment is gone: the room is back.
+  EXPECT_GE(fs::space(tmpfs.path()).available + (64 << 10), before.available);
+  ASSERT_OK(db->Close());
+  ASSERT_OK_AND_ASSIGN(db, DB::Open(options, path));
+  EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
+}
+
 // Memtables flush to segments and log files rotate while the disk fills up.
 TEST(DiskFullTest, PutsWithBackgroundFlushesOntoAFullDiskLoseNothingAcknowledged) {
   SmallTmpfs tmpfs(16 << 20);
