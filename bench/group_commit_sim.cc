@@ -101,6 +101,7 @@ class Log {
     } else {
       std::free(data_);
     }
+    std::free(staging_);
     ::close(fd_);
   }
 
@@ -125,13 +126,15 @@ class Log {
       while (synced_ < lsn) {
         if (running_) {
           if (spin_) {
+            // Until the running sync ends.
             const auto until = Clock::now() + 2 * last_sync_ + std::chrono::microseconds(50);
+            const uint64_t running = syncs_ended_.load(std::memory_order_relaxed);
             lock.unlock();
-            while (synced_atomic_.load(std::memory_order_acquire) < lsn && Clock::now() < until) {
+            while (syncs_ended_.load(std::memory_order_acquire) == running && Clock::now() < until) {
               std::this_thread::yield();
             }
             lock.lock();
-            if (synced_ >= lsn || !running_) continue;
+            if (!running_) continue;
           }
           done_.wait(lock);
           continue;
@@ -158,7 +161,7 @@ class Log {
         last_sync_ = end - start;
         running_ = false;
         synced_ = std::max(synced_, target);
-        synced_atomic_.store(synced_, std::memory_order_release);
+        syncs_ended_.fetch_add(1, std::memory_order_release);
         synced = true;
       }
       --waiting_;
@@ -174,8 +177,20 @@ class Log {
       if (::fdatasync(fd_) != 0) Die("fdatasync");
       return;
     }
+    // The blocks holding [from, to), copied while no append runs (the last
+    // one may be filling up).
     const size_t begin = from & ~(kBlock - 1), end = (to + kBlock - 1) & ~(kBlock - 1);
-    if (::pwrite(fd_, data_ + begin, end - begin, static_cast<off_t>(begin)) < 0) Die("pwrite");
+    if (end - begin > staging_bytes_) {
+      std::free(staging_);
+      staging_bytes_ = end - begin;
+      staging_ = static_cast<char*>(std::aligned_alloc(kBlock, staging_bytes_));
+      if (staging_ == nullptr) Die("aligned_alloc");
+    }
+    {
+      std::lock_guard<std::mutex> lock(append_mu_);
+      std::memcpy(staging_, data_ + begin, end - begin);
+    }
+    if (::pwrite(fd_, staging_, end - begin, static_cast<off_t>(begin)) < 0) Die("pwrite");
     if (io_ == IoPath::kDirect && ::fdatasync(fd_) != 0) Die("fdatasync");
   }
 
@@ -187,11 +202,13 @@ class Log {
 
   std::mutex append_mu_;
   size_t end_ = 0;
+  char* staging_ = nullptr;  // the syncer's copy of the blocks it writes
+  size_t staging_bytes_ = 0;
 
   std::mutex sync_mu_;
   std::condition_variable arrived_, done_;
   size_t synced_ = 0;
-  std::atomic<size_t> synced_atomic_{0};
+  std::atomic<uint64_t> syncs_ended_{0};
   bool running_ = false, gathering_ = false;
   int waiting_ = 0;
   std::atomic<int> writers_{0};

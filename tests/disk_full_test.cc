@@ -4,13 +4,16 @@
 // store into the mapped log), nothing acknowledged is lost, nothing of a
 // failed call is applied, and writing resumes once there is room again.
 //
-// Each test mounts a small tmpfs of its own, which needs root (CAP_SYS_ADMIN);
-// without it the tests skip.
+// The DiskFullTest cases mount a small tmpfs of their own, in a private
+// mount namespace, which needs root (CAP_SYS_ADMIN); without it they skip.
+// The ReserveFailureTest cases make the log's space reservations fail on
+// the fault-injecting file system, and run everywhere.
 
 #include <sched.h>
 #include <sys/mount.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +21,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "db/db_impl.h"
+#include "testutil/fault_injection_fs.h"
 #include "testutil/temp_dir.h"
 
 namespace shoal {
@@ -32,15 +37,23 @@ class SmallTmpfs {
  public:
   explicit SmallTmpfs(size_t bytes) : path_(dir_.path() + "/mnt") {
     fs::create_directories(path_);
-    // In a mount namespace of this process's own where possible, so that
-    // the mount goes with the process even when a test crashes.
-    if (unshare(CLONE_NEWNS) == 0) (void)mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr);
-    const std::string options = "size=" + std::to_string(bytes);
-    if (mount("tmpfs", path_.c_str(), "tmpfs", 0, options.c_str()) == 0) {
-      mounted_ = true;
-    } else {
-      error_ = std::strerror(errno);
+    // Only in a mount namespace of this process's own, with nothing
+    // propagating out, so that the mount goes with the process even when a
+    // test crashes.
+    if (unshare(CLONE_NEWNS) != 0) {
+      error_ = std::string("unshare: ") + std::strerror(errno);
+      return;
     }
+    if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+      error_ = std::string("making / private: ") + std::strerror(errno);
+      return;
+    }
+    const std::string options = "size=" + std::to_string(bytes);
+    if (mount("tmpfs", path_.c_str(), "tmpfs", 0, options.c_str()) != 0) {
+      error_ = std::string("mount: ") + std::strerror(errno);
+      return;
+    }
+    mounted_ = true;
   }
   ~SmallTmpfs() {
     if (mounted_) umount(path_.c_str());
@@ -49,12 +62,22 @@ class SmallTmpfs {
   const std::string& error() const { return error_; }
   const std::string& path() const { return path_; }
 
-  // Fills `bytes` of the file system with a file, so that a test can give
-  // the room back later.
+  // Fills about `bytes` of the file system with a file, so that a test can
+  // give the room back later. Fails the test when they do not fit.
   void AddBallast(size_t bytes) {
     std::ofstream out(path_ + "/ballast", std::ios::binary);
     const std::string chunk(1 << 16, 'b');
-    for (size_t done = 0; done < bytes; done += chunk.size()) out.write(chunk.data(), chunk.size());
+    for (size_t done = 0; done < bytes && out.good(); done += chunk.size()) {
+      out.write(chunk.data(), static_cast<std::streamsize>(std::min(chunk.size(), bytes - done)));
+    }
+    out.flush();
+    EXPECT_TRUE(out.good()) << "ballast of " << bytes << " bytes does not fit";
+  }
+  // Leaves about `bytes` free.
+  void FillUpTo(size_t bytes) {
+    const size_t available = fs::space(path_).available;
+    ASSERT_GT(available, bytes);
+    AddBallast(available - bytes);
   }
   void RemoveBallast() { fs::remove(path_ + "/ballast"); }
 
@@ -91,6 +114,16 @@ absl::Status PutUntilFailure(DB& db, uint64_t first_id, test::VectorMap* model,
     (*model)[id] = std::move(v);
   }
   return absl::OkStatus();
+}
+
+// The segment files under `db`, sorted.
+std::vector<std::string> SegmentFiles(const std::string& db) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(db)) {
+    if (e.path().extension() == ".vamana") out.push_back(e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 void ExpectAbsent(DB& db, uint64_t id) {
@@ -150,12 +183,14 @@ TEST(DiskFullTest, PutBatchLargerThanTheRoomLeftAppliesNothing) {
   EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
 }
 
-TEST(DiskFullTest, LogRotationOntoAFullDiskLosesNothingAcknowledged) {
+TEST(DiskFullTest, LogRotationOntoAFullDiskLosesNothingAndResumesWhenThereIsRoom) {
   SmallTmpfs tmpfs(8 << 20);
   SKIP_UNLESS_MOUNTED(tmpfs);
   tmpfs.AddBallast(2 << 20);
   const std::string path = tmpfs.path() + "/db";
-  const Options options = SmallOptions(256 << 10);  // many small log files
+  // Log files of 256 KiB, reserved whole when they are started: the disk
+  // fills up when the next one cannot be.
+  const Options options = SmallOptions(256 << 10);
   test::VectorMap model;
   uint64_t failed_id = 0;
   {
@@ -166,14 +201,13 @@ TEST(DiskFullTest, LogRotationOntoAFullDiskLosesNothingAcknowledged) {
     ExpectAbsent(*db, failed_id);
     EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
     tmpfs.RemoveBallast();
+    for (uint64_t id = failed_id; id < failed_id + 1000; ++id) {  // several more files
+      model[id] = test::RandomVector(kDim, id);
+      ASSERT_OK(db->Put(id, model[id]));
+    }
     ASSERT_OK(db->Close());
   }
   ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, path));
-  EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
-  for (uint64_t id = failed_id; id < failed_id + 100; ++id) {
-    model[id] = test::RandomVector(kDim, id);
-    ASSERT_OK(db->Put(id, model[id]));
-  }
   EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
 }
 
@@ -189,7 +223,7 @@ TEST(DiskFullTest, BulkLoadLargerThanTheRoomLeftAppliesNothingAndLeavesNoFile) {
     ASSERT_OK(db->Put(id, model[id]));
   }
   ASSERT_OK(db->Flush());  // so that the bulk load has nothing to flush first
-  const fs::space_info before = fs::space(tmpfs.path());
+  const std::vector<std::string> segments_before = SegmentFiles(path);
   // 10000 x 128 floats: 5 MB of vectors alone, plus the graph.
   const size_t n = 10000;
   std::vector<uint64_t> ids(n);
@@ -199,8 +233,7 @@ TEST(DiskFullTest, BulkLoadLargerThanTheRoomLeftAppliesNothingAndLeavesNoFile) {
   EXPECT_TRUE(absl::IsResourceExhausted(s)) << s;
   ExpectAbsent(*db, ids.front());
   EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
-  // The partial segment is gone: the room is back.
-  EXPECT_GE(fs::space(tmpfs.path()).available + (64 << 10), before.available);
+  EXPECT_EQ(SegmentFiles(path), segments_before);  // the partial one is gone
   ASSERT_OK(db->Close());
   ASSERT_OK_AND_ASSIGN(db, DB::Open(options, path));
   EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
@@ -223,14 +256,12 @@ TEST(DiskFullTest, PutsWithBackgroundFlushesOntoAFullDiskLoseNothingAcknowledged
       ASSERT_OK(db->Put(id, model[id]));
     }
     ASSERT_OK(db->Flush());
-    // Leave about 3 MiB: room for a few more log files and segments.
-    const fs::space_info space = fs::space(tmpfs.path());
-    tmpfs.AddBallast(space.available - (3 << 20));
+    tmpfs.FillUpTo(3 << 20);  // room for a few more log files and segments
     s = PutUntilFailure(*db, 4000, &model, &failed_id);
     EXPECT_TRUE(absl::IsResourceExhausted(s)) << s;
     ExpectAbsent(*db, failed_id);
     EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
-    EXPECT_FALSE(db->Flush().ok());  // the log could not rotate
+    EXPECT_FALSE(db->Flush().ok());  // it needs a new log file too
     tmpfs.RemoveBallast();
     (void)db->Close();
   }
@@ -238,6 +269,43 @@ TEST(DiskFullTest, PutsWithBackgroundFlushesOntoAFullDiskLoseNothingAcknowledged
   EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model)) << s;
   ASSERT_OK(db->Flush());
   EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
+}
+
+// ---- Without root: reservations fail on the fault-injecting file system ----
+
+// Every reservation fails from the `n`th on (persistently), as on a disk
+// that filled up; then the faults clear, as when room is made.
+TEST(ReserveFailureTest, PutsFailWithResourceExhaustedUntilThereIsRoomAndLoseNothing) {
+  test::TempDir dir;
+  const std::string path = dir.Sub("db");
+  const Options options = SmallOptions(256 << 10);
+  test::VectorMap model;
+  for (const uint64_t n : {1u, 2u, 5u}) {
+    test::FaultInjectionFileSystem fs;
+    {
+      ASSERT_OK_AND_ASSIGN(auto db, OpenWithFileSystem(options, path, &fs));
+      const uint64_t first = model.empty() ? 0 : model.rbegin()->first + 1;
+      fs.FailNth(test::FsOp::kReserve, n, /*persistent=*/true,
+                 absl::StatusCode::kResourceExhausted);
+      uint64_t failed_id = 0;
+      absl::Status s = PutUntilFailure(*db, first, &model, &failed_id);
+      EXPECT_TRUE(absl::IsResourceExhausted(s)) << s;
+      EXPECT_EQ(model.size(), first + n - 1);  // each Put reserves once
+      ExpectAbsent(*db, failed_id);
+      std::vector<float> v = test::RandomVector(kDim, failed_id);
+      EXPECT_TRUE(absl::IsResourceExhausted(db->Put(failed_id, v)));  // still full
+      fs.ClearFaults();
+      for (uint64_t id = failed_id; id < failed_id + 2000; ++id) {  // past a rotation
+        model[id] = test::RandomVector(kDim, id);
+        ASSERT_OK(db->Put(id, model[id]));
+      }
+      EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
+      ASSERT_OK(db->Close());
+    }
+    ASSERT_OK_AND_ASSIGN(auto db, OpenWithFileSystem(options, path, &fs));
+    EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model)) << "n " << n;
+    ASSERT_OK(db->Close());
+  }
 }
 
 }  // namespace

@@ -33,13 +33,17 @@ class MappedFile {
   virtual size_t capacity() const = 0;
   // Makes every byte stored so far durable (fdatasync).
   virtual absl::Status Sync() = 0;
-  // Allocates the file's storage for bytes [0, end) (end <= capacity), so
-  // that stores there cannot fail: a store through the mapping into a hole
-  // of a full file system (disk or tmpfs) kills the process with SIGBUS.
-  // Returns ResourceExhaustedError when the file system is full (then
-  // nothing below `end` that was not reserved before may be stored). May
-  // reserve more than asked. Cheap once reserved: callers reserve before
-  // every store.
+  // Allocates the file's storage for bytes [0, end) (end <= capacity, else
+  // OutOfRangeError), so that stores there cannot fail for lack of room: a
+  // store through the mapping into a hole of a full file system (disk or
+  // tmpfs) kills the process with SIGBUS. (Where fallocate promises that:
+  // ext4, xfs, tmpfs; not copy-on-write file systems such as btrfs or ZFS,
+  // and not file systems without fallocate, where this returns OK.) Returns
+  // ResourceExhaustedError when the file system is full (then nothing below
+  // `end` that was not reserved before may be stored). May reserve more than
+  // asked. Cheap once reserved: callers reserve before every store. The
+  // default does nothing, for files whose stores cannot fail for lack of
+  // room.
   virtual absl::Status Reserve(size_t end) { return absl::OkStatus(); }
   // Faults in [offset, offset + length) for writing, so later stores there
   // take no page fault (and reserves their storage, as Reserve). Best

@@ -77,6 +77,9 @@ class PosixMappedFile final : public MappedFile {
     return ReserveLocked(end);
   }
   void Populate(size_t offset, size_t length) override {
+    // Holds map_mu_ throughout, so that the mapping stays; a writer whose
+    // Reserve finds the prefaulter behind waits for it here (at most one
+    // 2 MiB step).
     MutexLock lock(&map_mu_);
     if (base_ == nullptr || offset >= capacity_) return;
     const size_t end = std::min(capacity_, offset + length);
@@ -105,8 +108,6 @@ class PosixMappedFile final : public MappedFile {
   }
 
  private:
-  std::string path_;
-  int fd_;
   // Storage is reserved this much at a time: a writer storing record after
   // record makes one fallocate per step.
   static constexpr size_t kReserveStep = size_t{1} << 20;
@@ -115,14 +116,20 @@ class PosixMappedFile final : public MappedFile {
     const size_t from = reserved_.load(std::memory_order_relaxed);
     if (end <= from) return absl::OkStatus();
     if (base_ == nullptr) return absl::FailedPreconditionError(absl::StrCat(path_, " is closed"));
-    const size_t to = std::min(capacity_, (end + kReserveStep - 1) & ~(kReserveStep - 1));
-    int err = 0;
-    while (fallocate(fd_, 0, static_cast<off_t>(from), static_cast<off_t>(to - from)) != 0) {
-      err = errno;
-      if (err != EINTR) break;
-      err = 0;
+    if (end > capacity_) {
+      return absl::OutOfRangeError(
+          absl::StrCat("reserve past the end of ", path_, ": ", end, " > ", capacity_));
     }
-    if (err == EOPNOTSUPP) {
+    // A whole step, or when that does not fit on the file system, just what
+    // is needed.
+    const size_t step_end = std::min(capacity_, (end + kReserveStep - 1) & ~(kReserveStep - 1));
+    int err = Fallocate(from, step_end);
+    size_t to = step_end;
+    if (err == ENOSPC && step_end > end) {
+      err = Fallocate(from, end);
+      to = end;
+    }
+    if (err == EOPNOTSUPP || err == ENOSYS) {
       // A file system without fallocate: stores take their chances, as
       // with any mapped file there.
       reserved_.store(capacity_, std::memory_order_release);
@@ -133,6 +140,16 @@ class PosixMappedFile final : public MappedFile {
     return absl::OkStatus();
   }
 
+  // fallocate of [from, to); returns 0 or the errno.
+  int Fallocate(size_t from, size_t to) {
+    while (fallocate(fd_, 0, static_cast<off_t>(from), static_cast<off_t>(to - from)) != 0) {
+      if (errno != EINTR) return errno;
+    }
+    return 0;
+  }
+
+  std::string path_;
+  int fd_;
   Mutex map_mu_;  // keeps Populate off a mapping being unmapped
   std::atomic<size_t> reserved_{0};  // storage of [0, reserved_) is allocated
   char* base_;

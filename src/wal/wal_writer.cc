@@ -111,8 +111,15 @@ absl::Status WalWriter::RotateFor(size_t need) {
   // concurrent SyncTo always finds a file.
   absl::StatusOr<std::unique_ptr<MappedFile>> next =
       MapFile(number_ + 1, 0, kFileHeaderSize + need);
-  absl::Status s = next.status();
-  if (s.ok()) {
+  if (!next.ok()) {
+    // Nothing changed: the current file stays, and a later record may try
+    // again (a full disk may have room by then). The new file holds no
+    // record; without it recovery has less to skip.
+    (void)fs_->RemoveFile(JoinPath(dir_, WalFileName(number_ + 1)));
+    return next.status();
+  }
+  absl::Status s;
+  {
     MutexLock lock(&file_mu_);
     s = file_->Sync();
     if (s.ok()) s = file_->CloseAndTruncate(offset_);
@@ -202,15 +209,18 @@ absl::Status WalWriter::SyncToLocked(uint64_t lsn, bool* synced) {
       if (last_sync_duration_ <= kMaxSpunSync) {
         // A short sync: yield-spin for about its time before sleeping, since
         // a sleeper costs a wake-up (a context switch) per waiter per sync.
+        // Until that sync ends, whatever it covered: a caller it does not
+        // cover runs the next one.
         const auto until = std::chrono::steady_clock::now() + 2 * last_sync_duration_ +
                            std::chrono::microseconds(50);
+        const uint64_t running = syncs_ended_.load(std::memory_order_relaxed);
         sync_mu_.Unlock();
-        while (synced_lsn_atomic_.load(std::memory_order_acquire) < lsn &&
+        while (syncs_ended_.load(std::memory_order_acquire) == running &&
                std::chrono::steady_clock::now() < until) {
           std::this_thread::yield();
         }
         sync_mu_.Lock();
-        if (synced_lsn_ >= lsn || !sync_running_) continue;
+        if (!sync_running_) continue;
       }
       sync_done_.Wait(&sync_mu_);
       continue;
@@ -237,9 +247,9 @@ absl::Status WalWriter::SyncToLocked(uint64_t lsn, bool* synced) {
     sync_mu_.Lock();
     last_sync_duration_ = sync_end - sync_start;
     sync_running_ = false;
+    syncs_ended_.fetch_add(1, std::memory_order_release);
     if (s.ok()) {
       synced_lsn_ = std::max(synced_lsn_, target);
-      synced_lsn_atomic_.store(synced_lsn_, std::memory_order_release);
     } else {
       // After a failed fdatasync the page cache may have dropped the dirty
       // pages: nothing later can be promised durable. Stay failed.
