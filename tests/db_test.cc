@@ -452,6 +452,29 @@ INSTANTIATE_TEST_SUITE_P(
              std::to_string(std::get<2>(info.param));
     });
 
+// A search large enough (stored vectors x list_size) is fanned out over the
+// shards on the pool; the answer is the same.
+TEST_F(DbTest, SearchFannedOutOverThePoolEqualsBruteForceOracle) {
+  const uint32_t d = 16;
+  ASSERT_NO_FATAL_FAILURE(Open(d, Metric::kL2, 4));
+  const size_t n = 3000;
+  const std::vector<float> rows = RandomVectors(n, d, 77);
+  std::vector<uint64_t> ids;
+  for (size_t i = 0; i < n; ++i) {
+    ids.push_back(i * 3 + 1);
+    model_[ids.back()] = std::vector<float>(Row(rows, i, d).begin(), Row(rows, i, d).end());
+  }
+  ASSERT_OK(db_->PutBatch(ids, rows));
+  for (uint32_t list_size : {100u, 20000u}) {  // 3000 x 20000 >= 2^25: fanned out
+    for (int q = 0; q < 5; ++q) {
+      const std::vector<float> query = RandomVector(d, 500 + q);
+      absl::StatusOr<std::vector<Neighbor>> got = db_->Search(query, {.k = 10, .list_size = list_size});
+      ASSERT_OK(got);
+      EXPECT_TRUE(MatchesOracle(*got, model_, query, Metric::kL2, 10)) << "list_size " << list_size;
+    }
+  }
+}
+
 // ---- Persistence ----
 
 TEST_F(DbTest, ReopenAfterCloseKeepsEveryWrite) {
