@@ -52,6 +52,14 @@ class DbTest : public ::testing::Test {
     ASSERT_OK(db_->Put(id, v));
     model_[id] = v;
   }
+  // PutBatch of `rows` (dim() floats each) under `ids`, in the DB and the model.
+  void PutBatchBoth(const std::vector<uint64_t>& ids, const std::vector<float>& rows) {
+    ASSERT_OK(db_->PutBatch(ids, rows));
+    const size_t d = dim();
+    for (size_t i = 0; i < ids.size(); ++i) {
+      model_[ids[i]] = std::vector<float>(rows.begin() + i * d, rows.begin() + (i + 1) * d);
+    }
+  }
   void DeleteBoth(uint64_t id) {
     ASSERT_OK(db_->Delete(id));
     model_.erase(id);
@@ -62,17 +70,18 @@ class DbTest : public ::testing::Test {
     EXPECT_TRUE(HoldsExactly(*db_, kDefaultCollection, metric(), model_,
                              deleted_));
   }
-  // Search agrees with the oracle on a few random queries.
-  void ExpectSearchMatchesModel(uint32_t k, uint64_t seed) {
+  // Search agrees with the oracle on a few random queries (list_size 0:
+  // the larger of k and 100).
+  void ExpectSearchMatchesModel(uint32_t k, uint64_t seed, uint32_t list_size = 0) {
     SearchOptions so;
     so.k = k;
-    so.list_size = std::max<uint32_t>(k, 100);
+    so.list_size = list_size != 0 ? list_size : std::max<uint32_t>(k, 100);
     for (int q = 0; q < 5; ++q) {
       const std::vector<float> query = RandomVector(dim(), seed + q);
       absl::StatusOr<std::vector<Neighbor>> got = db_->Search(query, so);
       ASSERT_OK(got);
       EXPECT_TRUE(MatchesOracle(*got, model_, query, metric(), k))
-          << "query " << q;
+          << "query " << q << ", list_size " << so.list_size;
     }
   }
 
@@ -212,12 +221,8 @@ TEST_F(DbTest, PutBatchWritesEveryRow) {
   const size_t n = 50;
   const std::vector<float> rows = RandomVectors(n, 5, 77);
   std::vector<uint64_t> ids;
-  for (size_t i = 0; i < n; ++i) {
-    ids.push_back(1000 + i * 7);
-    model_[ids.back()] = std::vector<float>(Row(rows, i, 5).begin(),
-                                            Row(rows, i, 5).end());
-  }
-  ASSERT_OK(db_->PutBatch(ids, rows));
+  for (size_t i = 0; i < n; ++i) ids.push_back(1000 + i * 7);
+  ASSERT_NO_FATAL_FAILURE(PutBatchBoth(ids, rows));
   ExpectHoldsModel();
 }
 
@@ -398,12 +403,8 @@ TEST_P(SearchOracleTest, SearchEqualsBruteForceOracle) {
   const uint64_t seed = d * 1000 + shards * 10 + static_cast<int>(m);
   const std::vector<float> rows = RandomVectors(n_batch, d, seed);
   std::vector<uint64_t> ids;
-  for (size_t i = 0; i < n_batch; ++i) {
-    ids.push_back(i * 11 + 5);
-    model_[ids.back()] = std::vector<float>(Row(rows, i, d).begin(),
-                                            Row(rows, i, d).end());
-  }
-  ASSERT_OK(db_->PutBatch(ids, rows));
+  for (size_t i = 0; i < n_batch; ++i) ids.push_back(i * 11 + 5);
+  ASSERT_NO_FATAL_FAILURE(PutBatchBoth(ids, rows));
   for (uint64_t i = 0; i < 40; ++i) {  // single puts
     ASSERT_NO_FATAL_FAILURE(PutBoth(100000 + i, RandomVector(d, seed + 7 + i)));
   }
@@ -460,19 +461,11 @@ TEST_F(DbTest, SearchFannedOutOverThePoolEqualsBruteForceOracle) {
   const size_t n = 3000;
   const std::vector<float> rows = RandomVectors(n, d, 77);
   std::vector<uint64_t> ids;
-  for (size_t i = 0; i < n; ++i) {
-    ids.push_back(i * 3 + 1);
-    model_[ids.back()] = std::vector<float>(Row(rows, i, d).begin(), Row(rows, i, d).end());
-  }
-  ASSERT_OK(db_->PutBatch(ids, rows));
-  for (uint32_t list_size : {100u, 20000u}) {  // 3000 x 20000 >= 2^25: fanned out
-    for (int q = 0; q < 5; ++q) {
-      const std::vector<float> query = RandomVector(d, 500 + q);
-      absl::StatusOr<std::vector<Neighbor>> got = db_->Search(query, {.k = 10, .list_size = list_size});
-      ASSERT_OK(got);
-      EXPECT_TRUE(MatchesOracle(*got, model_, query, Metric::kL2, 10)) << "list_size " << list_size;
-    }
-  }
+  for (size_t i = 0; i < n; ++i) ids.push_back(i * 3 + 1);
+  ASSERT_NO_FATAL_FAILURE(PutBatchBoth(ids, rows));
+  ASSERT_NO_FATAL_FAILURE(ExpectSearchMatchesModel(10, 500, 100));
+  // 3000 x 20000 >= 2^25: fanned out.
+  ASSERT_NO_FATAL_FAILURE(ExpectSearchMatchesModel(10, 500, 20000));
 }
 
 // ---- Persistence ----

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "db/db_impl.h"
 #include "testutil/fault_injection_fs.h"
@@ -41,16 +42,16 @@ class SmallTmpfs {
     // propagating out, so that the mount goes with the process even when a
     // test crashes.
     if (unshare(CLONE_NEWNS) != 0) {
-      error_ = std::string("unshare: ") + std::strerror(errno);
+      error_ = absl::StrCat("unshare: ", std::strerror(errno));
       return;
     }
     if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
-      error_ = std::string("making / private: ") + std::strerror(errno);
+      error_ = absl::StrCat("making / private: ", std::strerror(errno));
       return;
     }
     const std::string options = "size=" + std::to_string(bytes);
     if (mount("tmpfs", path_.c_str(), "tmpfs", 0, options.c_str()) != 0) {
-      error_ = std::string("mount: ") + std::strerror(errno);
+      error_ = absl::StrCat("mount: ", std::strerror(errno));
       return;
     }
     mounted_ = true;
@@ -99,16 +100,16 @@ Options SmallOptions(size_t wal_file_bytes) {
   return o;
 }
 
-// Puts vectors with new ids until a Put fails (or 100K of them, far more
-// than the small file systems here hold, did not); returns that status. The
+// Puts `count` vectors with new ids from `first_id` on, stopping at the
+// first failure, which it returns (and its id in *failed_id when given). The
 // acknowledged ones go into *model.
-absl::Status PutUntilFailure(DB& db, uint64_t first_id, test::VectorMap* model,
-                             uint64_t* failed_id) {
-  for (uint64_t id = first_id; id < first_id + 100000; ++id) {
+absl::Status PutNew(DB& db, uint64_t first_id, uint64_t count, test::VectorMap* model,
+                    uint64_t* failed_id = nullptr) {
+  for (uint64_t id = first_id; id < first_id + count; ++id) {
     std::vector<float> v = test::RandomVector(kDim, id);
     absl::Status s = db.Put(id, v);
     if (!s.ok()) {
-      *failed_id = id;
+      if (failed_id != nullptr) *failed_id = id;
       return s;
     }
     (*model)[id] = std::move(v);
@@ -116,14 +117,20 @@ absl::Status PutUntilFailure(DB& db, uint64_t first_id, test::VectorMap* model,
   return absl::OkStatus();
 }
 
-// The segment files under `db`, sorted.
-std::vector<std::string> SegmentFiles(const std::string& db) {
-  std::vector<std::string> out;
-  for (const auto& e : fs::recursive_directory_iterator(db)) {
-    if (e.path().extension() == ".vamana") out.push_back(e.path().string());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
+// PutNew until a Put fails (or 100K of them, far more than the small file
+// systems here hold, did not).
+absl::Status PutUntilFailure(DB& db, uint64_t first_id, test::VectorMap* model,
+                             uint64_t* failed_id) {
+  return PutNew(db, first_id, 100000, model, failed_id);
+}
+
+// 10000 x 128 random floats (5 MB, more room than these tests leave) under
+// ids 1000, 1001, ...
+std::vector<float> LargeBatch(uint64_t seed, std::vector<uint64_t>* ids) {
+  constexpr size_t kRows = 10000;
+  ids->resize(kRows);
+  for (size_t i = 0; i < kRows; ++i) (*ids)[i] = 1000 + i;
+  return test::RandomVectors(kRows, kDim, seed);
 }
 
 void ExpectAbsent(DB& db, uint64_t id) {
@@ -147,10 +154,7 @@ TEST(DiskFullTest, PutReturnsResourceExhaustedLosesNothingAndResumesWhenThereIsR
     EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
     // Room again: the same database writes on.
     tmpfs.RemoveBallast();
-    for (uint64_t id = failed_id; id < failed_id + 100; ++id) {
-      model[id] = test::RandomVector(kDim, id);
-      ASSERT_OK(db->Put(id, model[id]));
-    }
+    ASSERT_OK(PutNew(*db, failed_id, 100, &model));
     ASSERT_OK(db->Close());
   }
   ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, path));
@@ -164,15 +168,9 @@ TEST(DiskFullTest, PutBatchLargerThanTheRoomLeftAppliesNothing) {
   const Options options = SmallOptions(64 << 20);
   ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, path));
   test::VectorMap model;
-  for (uint64_t id = 0; id < 100; ++id) {
-    model[id] = test::RandomVector(kDim, id);
-    ASSERT_OK(db->Put(id, model[id]));
-  }
-  // 10000 x 128 floats: 5 MB, more than the whole file system.
-  const size_t n = 10000;
-  std::vector<uint64_t> ids(n);
-  std::vector<float> vectors = test::RandomVectors(n, kDim, 7);
-  for (size_t i = 0; i < n; ++i) ids[i] = 1000 + i;
+  ASSERT_OK(PutNew(*db, 0, 100, &model));
+  std::vector<uint64_t> ids;
+  const std::vector<float> vectors = LargeBatch(7, &ids);  // more than the whole file system
   absl::Status s = db->PutBatch(ids, vectors);
   EXPECT_TRUE(absl::IsResourceExhausted(s)) << s;
   ExpectAbsent(*db, ids.front());
@@ -201,10 +199,7 @@ TEST(DiskFullTest, LogRotationOntoAFullDiskLosesNothingAndResumesWhenThereIsRoom
     ExpectAbsent(*db, failed_id);
     EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
     tmpfs.RemoveBallast();
-    for (uint64_t id = failed_id; id < failed_id + 1000; ++id) {  // several more files
-      model[id] = test::RandomVector(kDim, id);
-      ASSERT_OK(db->Put(id, model[id]));
-    }
+    ASSERT_OK(PutNew(*db, failed_id, 1000, &model));  // several more files
     ASSERT_OK(db->Close());
   }
   ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, path));
@@ -218,22 +213,16 @@ TEST(DiskFullTest, BulkLoadLargerThanTheRoomLeftAppliesNothingAndLeavesNoFile) {
   const Options options = SmallOptions(1 << 20);
   ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, path));
   test::VectorMap model;
-  for (uint64_t id = 0; id < 100; ++id) {
-    model[id] = test::RandomVector(kDim, id);
-    ASSERT_OK(db->Put(id, model[id]));
-  }
+  ASSERT_OK(PutNew(*db, 0, 100, &model));
   ASSERT_OK(db->Flush());  // so that the bulk load has nothing to flush first
-  const std::vector<std::string> segments_before = SegmentFiles(path);
-  // 10000 x 128 floats: 5 MB of vectors alone, plus the graph.
-  const size_t n = 10000;
-  std::vector<uint64_t> ids(n);
-  std::vector<float> vectors = test::RandomVectors(n, kDim, 9);
-  for (size_t i = 0; i < n; ++i) ids[i] = 1000 + i;
+  const std::vector<std::string> segments_before = test::SegmentFiles(path);
+  std::vector<uint64_t> ids;
+  const std::vector<float> vectors = LargeBatch(9, &ids);  // 5 MB of vectors, plus the graph
   absl::Status s = db->BulkLoad(kDefaultCollection, ids, vectors);
   EXPECT_TRUE(absl::IsResourceExhausted(s)) << s;
   ExpectAbsent(*db, ids.front());
   EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
-  EXPECT_EQ(SegmentFiles(path), segments_before);  // the partial one is gone
+  EXPECT_EQ(test::SegmentFiles(path), segments_before);  // the partial one is gone
   ASSERT_OK(db->Close());
   ASSERT_OK_AND_ASSIGN(db, DB::Open(options, path));
   EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
@@ -251,10 +240,7 @@ TEST(DiskFullTest, PutsWithBackgroundFlushesOntoAFullDiskLoseNothingAcknowledged
   absl::Status s;
   {
     ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, path));
-    for (uint64_t id = 0; id < 4000; ++id) {
-      model[id] = test::RandomVector(kDim, id);
-      ASSERT_OK(db->Put(id, model[id]));
-    }
+    ASSERT_OK(PutNew(*db, 0, 4000, &model));
     ASSERT_OK(db->Flush());
     tmpfs.FillUpTo(3 << 20);  // room for a few more log files and segments
     s = PutUntilFailure(*db, 4000, &model, &failed_id);
@@ -292,13 +278,9 @@ TEST(ReserveFailureTest, PutsFailWithResourceExhaustedUntilThereIsRoomAndLoseNot
       EXPECT_TRUE(absl::IsResourceExhausted(s)) << s;
       EXPECT_EQ(model.size(), first + n - 1);  // each Put reserves once
       ExpectAbsent(*db, failed_id);
-      std::vector<float> v = test::RandomVector(kDim, failed_id);
-      EXPECT_TRUE(absl::IsResourceExhausted(db->Put(failed_id, v)));  // still full
+      EXPECT_TRUE(absl::IsResourceExhausted(PutNew(*db, failed_id, 1, &model)));  // still full
       fs.ClearFaults();
-      for (uint64_t id = failed_id; id < failed_id + 2000; ++id) {  // past a rotation
-        model[id] = test::RandomVector(kDim, id);
-        ASSERT_OK(db->Put(id, model[id]));
-      }
+      ASSERT_OK(PutNew(*db, failed_id, 2000, &model));  // past a rotation
       EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
       ASSERT_OK(db->Close());
     }

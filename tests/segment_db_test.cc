@@ -23,6 +23,7 @@ namespace shoal {
 namespace {
 
 namespace fs = std::filesystem;
+using test::SegmentFiles;
 using test::TempDir;
 
 // Clustered data: recall figures on uniform noise say little.
@@ -36,14 +37,6 @@ std::vector<float> Clustered(size_t n, size_t dim, uint64_t seed) {
   for (size_t i = 0; i < n; ++i) {
     const size_t c = rng() % clusters;
     for (size_t d = 0; d < dim; ++d) out[i * dim + d] = centres[c * dim + d] + gauss(rng);
-  }
-  return out;
-}
-
-std::vector<std::string> SegmentFiles(const std::string& db) {
-  std::vector<std::string> out;
-  for (const auto& e : fs::recursive_directory_iterator(db)) {
-    if (e.path().extension() == ".vamana") out.push_back(e.path().string());
   }
   return out;
 }

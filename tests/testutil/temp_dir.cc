@@ -313,4 +313,13 @@ std::string MetricName(Metric metric) {
   return "Unknown";
 }
 
+std::vector<std::string> SegmentFiles(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    if (e.path().extension() == ".vamana") out.push_back(e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 }  // namespace shoal::test

@@ -140,6 +140,9 @@ Options DefaultOptions(uint32_t dim, Metric metric = Metric::kL2,
 
 std::string MetricName(Metric metric);
 
+// The segment files (*.vamana) anywhere under `dir`, sorted.
+std::vector<std::string> SegmentFiles(const std::string& dir);
+
 }  // namespace shoal::test
 
 // ---- Status macros. Each evaluates its expression exactly once, and each
