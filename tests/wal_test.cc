@@ -3,6 +3,8 @@
 // The write-ahead log on its own: what the writer lays down, and where the
 // reader decides the log ends or is damaged.
 
+#include <sys/stat.h>
+
 #include <atomic>
 #include <cstring>
 #include <thread>
@@ -316,6 +318,28 @@ TEST(WalFileNameTest, RoundTripsAndRejectsOtherNames) {
   EXPECT_FALSE(ParseWalFileName("wal-12x.log", &n));
   EXPECT_FALSE(ParseWalFileName("wal-000001.log.dropped", &n));
   EXPECT_FALSE(ParseWalFileName("seg-000001.vamana", &n));
+}
+
+// The log's files reserve storage before any byte is stored through the
+// mapping (a store into a hole of a full file system is a SIGBUS).
+TEST(MappedFileTest, ReserveAllocatesStorageAndRejectsPastTheEnd) {
+  test::TempDir dir;
+  const std::string path = dir.Sub("m");
+  const size_t capacity = size_t{3} << 20;
+  absl::StatusOr<std::unique_ptr<MappedFile>> file =
+      FileSystem::Default()->OpenMapped(path, capacity, /*populate=*/false);
+  ASSERT_TRUE(file.ok()) << file.status();
+  auto allocated = [&] {
+    struct stat st;
+    EXPECT_EQ(::stat(path.c_str(), &st), 0);
+    return static_cast<size_t>(st.st_blocks) * 512;
+  };
+  EXPECT_LT(allocated(), capacity);  // sparse until reserved
+  EXPECT_TRUE(absl::IsOutOfRange((*file)->Reserve(capacity + 1)));
+  ASSERT_TRUE((*file)->Reserve(capacity).ok());
+  EXPECT_GE(allocated(), capacity);
+  std::memset((*file)->data(), 7, capacity);
+  EXPECT_TRUE((*file)->CloseAndTruncate(capacity).ok());
 }
 
 }  // namespace
