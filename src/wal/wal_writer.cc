@@ -175,7 +175,9 @@ uint64_t WalWriter::FinishRecord(RecordType type, uint64_t sequence,
   EncodeFixed64(h, Checksum64(h + 8, total - 8));
   offset_ += padded;
   if (offset_ + (size_t{2} << 20) > prefaulted_) PrefaultAhead();
-  return end_lsn_.fetch_add(padded, std::memory_order_acq_rel) + padded;
+  const uint64_t end = end_lsn_.fetch_add(padded, std::memory_order_acq_rel) + padded;
+  records_.fetch_add(1, std::memory_order_acq_rel);
+  return end;
 }
 
 absl::Status WalWriter::SyncCurrentFile() {
@@ -185,19 +187,45 @@ absl::Status WalWriter::SyncCurrentFile() {
 }
 
 absl::Status WalWriter::SyncTo(uint64_t lsn) {
-  absl::Status result;
-  bool synced = false;  // this caller ran a sync: wake the others once unlocked
-  {
-    MutexLock lock(&sync_mu_);
-    result = SyncToLocked(lsn, &synced);
+  for (;;) {
+    // Covered by a sync that ended: no lock (woken callers would queue on it).
+    if (durable_lsn_.load(std::memory_order_acquire) >= lsn) return absl::OkStatus();
+    absl::Status result;
+    bool synced = false;  // this caller ran a sync: wake the others once unlocked
+    bool spin = false;    // yield until the running sync ends, then look again
+    uint64_t running = 0;
+    std::chrono::steady_clock::time_point until;
+    {
+      MutexLock lock(&sync_mu_);
+      if (sync_running_ && last_sync_duration_ <= kMaxSpunSync && synced_lsn_ < lsn &&
+          sync_status_.ok()) {
+        // A short sync runs: yield-spin for about its time instead of
+        // sleeping, since a sleeper costs a wake-up (a context switch, tens
+        // of microseconds across CPUs on a VM) per waiter per sync. Until
+        // that sync ends, whatever it covers: a caller it does not cover
+        // runs the next one.
+        spin = true;
+        running = syncs_ended_.load(std::memory_order_relaxed);
+        until = std::chrono::steady_clock::now() + 2 * last_sync_duration_ +
+                std::chrono::microseconds(50);
+      } else {
+        result = SyncToLocked(lsn, &synced);
+      }
+    }
+    if (!spin) {
+      // Woken waiters then do not block on sync_mu_ at once.
+      if (synced) sync_done_.SignalAll();
+      return result;
+    }
+    while (syncs_ended_.load(std::memory_order_acquire) == running &&
+           durable_lsn_.load(std::memory_order_acquire) < lsn &&
+           std::chrono::steady_clock::now() < until) {
+      std::this_thread::yield();
+    }
   }
-  // Woken waiters then do not block on sync_mu_ at once.
-  if (synced) sync_done_.SignalAll();
-  return result;
 }
 
 absl::Status WalWriter::SyncToLocked(uint64_t lsn, bool* synced) {
-  ++waiting_;
   if (gathering_) arrived_.Signal();  // the syncer may be waiting for this caller
   absl::Status result;
   while (synced_lsn_ < lsn) {
@@ -206,39 +234,42 @@ absl::Status WalWriter::SyncToLocked(uint64_t lsn, bool* synced) {
       break;
     }
     if (sync_running_) {
-      if (last_sync_duration_ <= kMaxSpunSync) {
-        // A short sync: yield-spin for about its time before sleeping, since
-        // a sleeper costs a wake-up (a context switch) per waiter per sync.
-        // Until that sync ends, whatever it covered: a caller it does not
-        // cover runs the next one.
-        const auto until = std::chrono::steady_clock::now() + 2 * last_sync_duration_ +
-                           std::chrono::microseconds(50);
-        const uint64_t running = syncs_ended_.load(std::memory_order_relaxed);
-        sync_mu_.Unlock();
-        while (syncs_ended_.load(std::memory_order_acquire) == running &&
-               std::chrono::steady_clock::now() < until) {
-          std::this_thread::yield();
-        }
-        sync_mu_.Lock();
-        if (!sync_running_) continue;
-      }
       sync_done_.Wait(&sync_mu_);
       continue;
     }
     // Become the syncer for everyone waiting. First gather: writers that are
-    // between their append and this call would otherwise miss this sync and
-    // pay for the next one alone. Wait until every writer inside a write call
-    // is here, or for at most half the last sync's time.
+    // on their way (woken by the last sync, or between their append and this
+    // call) would otherwise miss this sync and pay for the next one alone.
+    // Wait until every writer inside a write call has appended a record the
+    // last sync did not cover, or for at most half the last sync's time.
+    // (Counting callers inside SyncTo instead ends the gather at once: the
+    // callers the last sync covered are still inside, on their way out.)
     sync_running_ = true;
     const auto start = std::chrono::steady_clock::now();
     const auto deadline = start + std::min(last_sync_duration_ / 2, kMaxGather);
-    gathering_ = true;
-    while (waiting_ < writers_.load(std::memory_order_acquire)) {
-      const auto now = std::chrono::steady_clock::now();
-      if (now >= deadline) break;
-      arrived_.WaitFor(&sync_mu_, deadline - now);
+    const auto gathered = [&] {
+      return records_.load(std::memory_order_acquire) - synced_records_ >=
+             static_cast<uint64_t>(writers_.load(std::memory_order_acquire));
+    };
+    if (last_sync_duration_ <= kMaxSpunSync) {
+      // A short wait: yield, since a sleeping syncer costs a wake-up per
+      // arriving writer (tens of microseconds across CPUs on a VM).
+      sync_mu_.Unlock();
+      while (!gathered() && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::yield();
+      }
+      sync_mu_.Lock();
+    } else {
+      gathering_ = true;
+      while (!gathered()) {
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= deadline) break;
+        arrived_.WaitFor(&sync_mu_, deadline - now);
+      }
+      gathering_ = false;
     }
-    gathering_ = false;
+    // Records counted here are at or before end_lsn() read next.
+    const uint64_t records = records_.load(std::memory_order_acquire);
     const uint64_t target = end_lsn();
     sync_mu_.Unlock();
     const auto sync_start = std::chrono::steady_clock::now();
@@ -247,18 +278,19 @@ absl::Status WalWriter::SyncToLocked(uint64_t lsn, bool* synced) {
     sync_mu_.Lock();
     last_sync_duration_ = sync_end - sync_start;
     sync_running_ = false;
-    syncs_ended_.fetch_add(1, std::memory_order_release);
     if (s.ok()) {
       synced_lsn_ = std::max(synced_lsn_, target);
+      synced_records_ = std::max(synced_records_, records);
+      durable_lsn_.store(synced_lsn_, std::memory_order_release);
     } else {
       // After a failed fdatasync the page cache may have dropped the dirty
       // pages: nothing later can be promised durable. Stay failed.
       sync_status_ = s;
       sync_failed_.store(true, std::memory_order_relaxed);
     }
+    syncs_ended_.fetch_add(1, std::memory_order_release);
     *synced = true;
   }
-  --waiting_;
   return result;
 }
 

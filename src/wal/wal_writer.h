@@ -102,7 +102,8 @@ class WalWriter {
   absl::Status SyncCurrentFile();
   // Starts the next file, big enough for a record of `need` bytes.
   absl::Status RotateFor(size_t need);
-  // SyncTo under sync_mu_; sets *synced when this caller ran a sync.
+  // SyncTo under sync_mu_, for a caller that does not spin: waits on
+  // sync_done_ or runs the sync; sets *synced when this caller ran one.
   absl::Status SyncToLocked(uint64_t lsn, bool* synced) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sync_mu_);
   // Asks the prefaulter to fault in log space ahead of offset_.
   void PrefaultAhead();
@@ -131,20 +132,27 @@ class WalWriter {
   uint64_t synced_lsn_ ABSL_GUARDED_BY(sync_mu_) = 0;
   bool sync_running_ ABSL_GUARDED_BY(sync_mu_) = false;
   absl::Status sync_status_ ABSL_GUARDED_BY(sync_mu_);
-  int waiting_ ABSL_GUARDED_BY(sync_mu_) = 0;  // callers inside SyncTo
+  // Records finished so far, and how many of them the last sync covered:
+  // the syncer gathers until every writer has a record past the last sync.
+  std::atomic<uint64_t> records_{0};
+  uint64_t synced_records_ ABSL_GUARDED_BY(sync_mu_) = 0;
+  // synced_lsn_, readable without the lock.
+  std::atomic<uint64_t> durable_lsn_{0};
   std::chrono::steady_clock::duration last_sync_duration_ ABSL_GUARDED_BY(sync_mu_){};
   static constexpr std::chrono::steady_clock::duration kMaxGather = std::chrono::milliseconds(2);
   std::atomic<int> writers_{0};  // inside a write call that will sync
-  // The syncer waits on arrived_ while it gathers; callers waiting for a
-  // sync wait on sync_done_. Two variables, so that an arriving caller wakes
-  // the syncer alone, not every waiter.
+  // After a long sync (> kMaxSpunSync) the syncer sleeps on arrived_ while it
+  // gathers and callers waiting for a sync sleep on sync_done_. Two
+  // variables, so that an arriving caller wakes the syncer alone, not every
+  // waiter.
   bool gathering_ ABSL_GUARDED_BY(sync_mu_) = false;
   // Syncs ended so far (ok or not): callers spin on it without the lock.
   std::atomic<uint64_t> syncs_ended_{0};
-  // Callers wait for a running sync by yielding (not sleeping) until it ends
-  // when the last sync took at most this long. (2 shards, 8 kAlways writers,
-  // fdatasync ~0.11 ms, five alternating runs: 20.0-24.0K puts/s sleeping,
-  // 22.5-26.2K yielding.)
+  // When the last sync took at most this long, the syncer gathers and the
+  // callers wait for a running sync by yielding, not sleeping: a wake-up
+  // costs tens of microseconds when it crosses CPUs on a VM. (2 shards, 8
+  // kAlways writers, fdatasync ~0.11 ms, five alternating runs: 20.0-24.0K
+  // puts/s sleeping, 22.5-26.2K yielding.)
   static constexpr std::chrono::steady_clock::duration kMaxSpunSync =
       std::chrono::milliseconds(1);
   CondVar arrived_;
