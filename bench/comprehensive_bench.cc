@@ -55,6 +55,9 @@ ABSL_FLAG(uint32_t, threads, 0,
           "and batch searches, brute force (0 = all cores)");
 ABSL_FLAG(uint32_t, shards, 0, "shards of the collection (0 = one per core)");
 ABSL_FLAG(uint32_t, writers, 8, "writer threads of the group-commit run");
+ABSL_FLAG(bool, direct_io_log, true,
+          "Options::direct_io_log: kAlways logs on a disk written with direct I/O "
+          "(false: through a shared mapping)");
 ABSL_FLAG(size_t, queries, 0, "search queries (0 = the dataset's default)");
 ABSL_FLAG(std::string, disk_dir, "./shoal-bench-tmp",
           "scratch directory of the write phases on the working disk ('' = skip disk runs)");
@@ -165,6 +168,7 @@ void FillRunConfig(const Dataset& data, Config& c) {
   r.threads = absl::GetFlag(FLAGS_threads);
   r.shards = absl::GetFlag(FLAGS_shards);
   r.writers = std::max(1u, absl::GetFlag(FLAGS_writers));
+  r.direct_io_log = absl::GetFlag(FLAGS_direct_io_log);
   r.reps = std::max(1, absl::GetFlag(FLAGS_reps));
   r.time_budget_s = absl::GetFlag(FLAGS_time_budget_s);
   r.search_budget_s = absl::GetFlag(FLAGS_search_budget_s);

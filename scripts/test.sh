@@ -18,9 +18,10 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 # ThreadSanitizer on the tests that run threads against each other.
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DSHOAL_SANITIZE=thread -DSHOAL_BUILD_BENCH=OFF -DSHOAL_BUILD_TOOLS=OFF
-cmake --build build-tsan -j "$jobs" --target concurrency_test wal_test stress_test
+cmake --build build-tsan -j "$jobs" --target concurrency_test wal_test stress_test direct_log_test
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-  ctest --test-dir build-tsan --output-on-failure -j "$jobs" -R '^(ConcurrencyTest|EveryFsyncPolicy/ConcurrencyTest|WalTest|StressTest)'
+  ctest --test-dir build-tsan --output-on-failure -j "$jobs" \
+  -R '^(ConcurrencyTest|EveryFsyncPolicy/ConcurrencyTest|WalTest|StressTest|DirectIoLogDbTest)'
 
 # Fuzzing: libFuzzer targets (tests/fuzz/) built with clang + ASan/UBSan, each
 # run for a fixed number of inputs from the committed seed corpus. New inputs
@@ -51,6 +52,8 @@ if [[ -n "${SHOAL_CRASH_CYCLES:-}" ]]; then
     -DSHOAL_BUILD_BENCH=OFF -DSHOAL_BUILD_TOOLS=OFF
   cmake --build build-release -j "$jobs" --target crash_loop
   build-release/crash_loop --cycles "$SHOAL_CRASH_CYCLES"
+  # Again on the disk (kAlways logs written with direct I/O there).
+  build-release/crash_loop --cycles "$SHOAL_CRASH_CYCLES" --dir build-release
 fi
 
 # The installed package works for a consumer: find_package(shoal) + shoal::shoal.

@@ -368,8 +368,8 @@ TEST(PowerLossDbTest, CleanCloseLosesNothingAcrossAPowerLoss) {
 // The database directory does not exist beforehand: Open creates it, and
 // its entry (and every directory below) must be durable before a write is
 // acknowledged.
-TEST(PowerLossDbTest, KAlwaysKeepsEveryAcknowledgedWriteOfAnOpenDb) {
-  TempDir tmp;
+void KAlwaysKeepsEveryAcknowledgedWrite(TempDir::Storage storage) {
+  TempDir tmp(storage);
   const std::string path = tmp.Sub("db");
   FaultInjectionFileSystem fs;
   VectorMap model;
@@ -388,6 +388,14 @@ TEST(PowerLossDbTest, KAlwaysKeepsEveryAcknowledgedWriteOfAnOpenDb) {
   ASSERT_OK_AND_ASSIGN(auto db, OpenWithFileSystem(DbOptions(FsyncPolicy::kAlways), path, &fs));
   const uint64_t absent[] = {5};
   EXPECT_TRUE(HoldsExactly(*db, kDefaultCollection, Metric::kL2, model, absent));
+}
+
+TEST(PowerLossDbTest, KAlwaysKeepsEveryAcknowledgedWriteOfAnOpenDb) {
+  // On a disk, the log is written with direct I/O (FileSystem::OpenDirect).
+  for (TempDir::Storage storage : {TempDir::Storage::kMemory, TempDir::Storage::kDisk}) {
+    SCOPED_TRACE(storage == TempDir::Storage::kDisk ? "disk" : "memory");
+    KAlwaysKeepsEveryAcknowledgedWrite(storage);
+  }
 }
 
 TEST(PowerLossDbTest, KNeverLosesUnsyncedWritesButOpensCleanly) {

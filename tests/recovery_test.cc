@@ -287,8 +287,9 @@ absl::Status RunOp(DB& db, const LoopOp& op) {
 // reopens, and checks that every acknowledged operation survived with its
 // latest value. The one operation in flight may or may not have happened
 // (for a batch: per shard).
-void KillLoop(FsyncPolicy policy, int cycles, uint64_t seed) {
-  TempDir dir;
+void KillLoop(FsyncPolicy policy, int cycles, uint64_t seed,
+              TempDir::Storage storage = TempDir::Storage::kMemory) {
+  TempDir dir(storage);
   std::mt19937_64 rng(seed);
   test::VectorMap model;  // every acknowledged operation applied
   Options options = test::DefaultOptions(kDim, Metric::kL2, 3);
@@ -376,6 +377,12 @@ TEST(KillTest, KillNineLosesNoAcknowledgedWriteUnderKNever) {
 
 TEST(KillTest, KillNineLosesNoAcknowledgedWriteUnderKAlways) {
   KillLoop(FsyncPolicy::kAlways, 4, 2);
+}
+
+// On a disk the kAlways log is written with direct I/O: appended records sit
+// in memory until their sync, and a killed process loses them (unacknowledged).
+TEST(KillTest, KillNineLosesNoAcknowledgedWriteUnderKAlwaysOnDisk) {
+  KillLoop(FsyncPolicy::kAlways, 6, 4, TempDir::Storage::kDisk);
 }
 
 TEST(KillTest, KillNineLosesNoAcknowledgedWriteUnderKInterval) {

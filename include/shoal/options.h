@@ -81,6 +81,13 @@ struct Options {
   // Size of one write-ahead log file; a record larger than this gets a file of
   // its own. Log space is reserved (mapped) this much at a time.
   size_t wal_file_bytes = 64 << 20;
+  // kAlways only: write the log with direct I/O (O_DIRECT|O_DSYNC) rather
+  // than through a shared mapping, on file systems that have it (not tmpfs).
+  // A sync then costs one block write whatever it covers: with 8 writers,
+  // ~1.6x the throughput of the mapped log (docs/performance.md). The log's
+  // bytes are the same either way. Ignored under kNever and kInterval, whose
+  // writes must survive the process being killed before any sync.
+  bool direct_io_log = true;
   // Threads for parallel work (batch writes, recovery, search fan-out).
   // 0 = std::thread::hardware_concurrency().
   uint32_t worker_threads = 0;

@@ -49,6 +49,8 @@ absl::StatusOr<std::unique_ptr<Collection>> Collection::Open(
     so.fsync = db.fsync;
     so.salvage_corrupt_wal = db.salvage_corrupt_wal;
     so.wal_file_bytes = db.wal_file_bytes;
+    so.direct_io_log = db.direct_io_log;
+    so.group_commit = &c->group_commit_;
     so.arena_block_bytes = db.arena_block_bytes;
     so.memtable_bytes = db.memtable_bytes;
     so.preallocate = db.preallocate;

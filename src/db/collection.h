@@ -101,6 +101,9 @@ class Collection {
   const std::string name_;
   const CollectionOptions options_;
   ManifestEditor* const manifest_;
+  // What the shards' log syncers know of each other (before shards_: it
+  // outlives them).
+  wal::GroupCommitCounters group_commit_;
   std::vector<std::unique_ptr<Shard>> shards_;
 };
 

@@ -272,6 +272,8 @@ absl::Status Shard::Recover() {
   wal_options.shard = options_.index;
   wal_options.file_bytes = options_.wal_file_bytes;
   wal_options.populate = options_.preallocate;
+  wal_options.direct_io = options_.fsync == FsyncPolicy::kAlways && options_.direct_io_log;
+  wal_options.group = options_.group_commit;
   wal_options.prefaulter = options_.prefaulter;
   SHOAL_ASSIGN_OR_RETURN(wal_, wal::WalWriter::Open(fs_, dir_, wal_options,
                                                     resume_number, resume_offset));

@@ -60,6 +60,9 @@ struct ShardOptions {
   FsyncPolicy fsync = FsyncPolicy::kNever;
   bool salvage_corrupt_wal = false;
   size_t wal_file_bytes = 64 << 20;
+  bool direct_io_log = true;  // Options::direct_io_log
+  // Shared by the collection's shards (group commit); may be null.
+  wal::GroupCommitCounters* group_commit = nullptr;
   size_t arena_block_bytes = 4 << 20;
   size_t memtable_bytes = 64 << 20;
   bool preallocate = false;

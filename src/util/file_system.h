@@ -24,8 +24,9 @@ namespace shoal {
 
 // A file mapped into memory for writing, of a fixed capacity. Bytes stored
 // through data() are in the OS page cache at once (they survive the process
-// being killed); Sync makes them durable. Not thread-safe except Sync, which
-// may run concurrently with stores to other bytes.
+// being killed); Sync makes them durable. Not thread-safe except Sync and
+// SyncPrefix, which may run concurrently with stores to other bytes.
+// (FileSystem::OpenDirect returns files that differ: see there.)
 class MappedFile {
  public:
   virtual ~MappedFile() = default;
@@ -33,6 +34,9 @@ class MappedFile {
   virtual size_t capacity() const = 0;
   // Makes every byte stored so far durable (fdatasync).
   virtual absl::Status Sync() = 0;
+  // Makes bytes [0, end) durable (end <= capacity); may make more durable.
+  // The default syncs everything.
+  virtual absl::Status SyncPrefix(size_t end) { return Sync(); }
   // Allocates the file's storage for bytes [0, end) (end <= capacity, else
   // OutOfRangeError), so that stores there cannot fail for lack of room: a
   // store through the mapping into a hole of a full file system (disk or
@@ -91,6 +95,18 @@ class FileSystem {
   // are faulted in up front so stores take no page faults.
   virtual absl::StatusOr<std::unique_ptr<MappedFile>> OpenMapped(
       const std::string& path, size_t capacity, bool populate) = 0;
+  // Opens (creating when absent) `path` as a log file of `capacity` bytes
+  // written with direct I/O, keeping its first `resume_offset` bytes. Unlike
+  // OpenMapped's files, bytes stored through data() reach the file only in
+  // SyncPrefix (durably) or CloseAndTruncate, and are lost if the process
+  // dies first; Sync makes only what SyncPrefix wrote durable. Meant for logs
+  // synced after every write (util/direct_log_file.h). UnimplementedError
+  // when this file system cannot (callers then use OpenMapped); the default.
+  virtual absl::StatusOr<std::unique_ptr<MappedFile>> OpenDirect(const std::string& path,
+                                                                 size_t capacity,
+                                                                 size_t resume_offset) {
+    return absl::UnimplementedError("no direct-I/O log files on this file system");
+  }
   // Maps all of an existing file read-only. An empty file maps to size 0.
   virtual absl::StatusOr<std::unique_ptr<ReadOnlyMappedFile>> OpenReadOnlyMapped(
       const std::string& path) = 0;

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "util/direct_log_file.h"
 #include "util/file_system.h"
 #include "util/mutex.h"
 #include "util/status_macros.h"
@@ -218,6 +219,11 @@ class PosixFileLock final : public FileLock {
 
 class PosixFileSystem final : public FileSystem {
  public:
+  absl::StatusOr<std::unique_ptr<MappedFile>> OpenDirect(const std::string& path,
+                                                         size_t capacity,
+                                                         size_t resume_offset) override {
+    return OpenDirectLogFile(path, capacity, resume_offset);
+  }
   absl::StatusOr<std::unique_ptr<MappedFile>> OpenMapped(
       const std::string& path, size_t capacity, bool populate) override {
     int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);

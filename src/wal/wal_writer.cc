@@ -33,7 +33,8 @@ bool ParseWalFileName(std::string_view name, uint64_t* number) {
 }
 
 WalWriter::WalWriter(FileSystem* fs, std::string dir, const WalWriterOptions& options)
-    : fs_(fs), dir_(std::move(dir)), options_(options) {}
+    : fs_(fs), dir_(std::move(dir)), options_(options), direct_(options.direct_io),
+      group_(options.group != nullptr ? options.group : &own_group_) {}
 
 WalWriter::~WalWriter() {
   if (file_ != nullptr) (void)Close(/*sync=*/false);
@@ -53,8 +54,20 @@ absl::StatusOr<std::unique_ptr<MappedFile>> WalWriter::MapFile(
   size_t capacity = std::max({options_.file_bytes, min_capacity, resume_offset,
                               kFileHeaderSize + kRecordHeaderSize});
   capacity = AlignRecord(capacity);
-  SHOAL_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file,
-                         fs_->OpenMapped(path, capacity, options_.populate));
+  std::unique_ptr<MappedFile> file;
+  if (direct_) {
+    absl::StatusOr<std::unique_ptr<MappedFile>> direct =
+        fs_->OpenDirect(path, capacity, resume_offset);
+    if (absl::IsUnimplemented(direct.status())) {
+      direct_ = false;  // not on this file system: mapped from now on
+    } else {
+      SHOAL_RETURN_IF_ERROR(direct.status());
+      file = std::move(direct).value();
+    }
+  }
+  if (file == nullptr) {
+    SHOAL_ASSIGN_OR_RETURN(file, fs_->OpenMapped(path, capacity, options_.populate));
+  }
   if (resume_offset == 0) {
     SHOAL_RETURN_IF_ERROR(file->Reserve(kFileHeaderSize));
     char* h = file->data();
@@ -67,7 +80,7 @@ absl::StatusOr<std::unique_ptr<MappedFile>> WalWriter::MapFile(
     if (options_.sync_dir_on_create) {
       // The header must be durable before the directory entry that makes the
       // file visible, or a crash could leave a named file with no header.
-      SHOAL_RETURN_IF_ERROR(file->Sync());
+      SHOAL_RETURN_IF_ERROR(file->SyncPrefix(kFileHeaderSize));
       SHOAL_RETURN_IF_ERROR(fs_->SyncDir(dir_));
     }
   }
@@ -83,6 +96,7 @@ absl::Status WalWriter::OpenFile(uint64_t number, size_t resume_offset,
     file_ = std::move(file);
     number_ = number;
     offset_ = resume_offset == 0 ? kFileHeaderSize : resume_offset;
+    file_end_.store(offset_, std::memory_order_release);
   }
   prefaulted_ = offset_;
   PrefaultAhead();
@@ -121,12 +135,13 @@ absl::Status WalWriter::RotateFor(size_t need) {
   absl::Status s;
   {
     MutexLock lock(&file_mu_);
-    s = file_->Sync();
+    s = file_->SyncPrefix(offset_);
     if (s.ok()) s = file_->CloseAndTruncate(offset_);
     if (s.ok()) {
       file_ = std::move(next).value();
       number_ += 1;
       offset_ = kFileHeaderSize;
+      file_end_.store(offset_, std::memory_order_release);
     }
   }
   if (!s.ok()) {
@@ -174,16 +189,20 @@ uint64_t WalWriter::FinishRecord(RecordType type, uint64_t sequence,
   // The checksum goes in last: until it matches, a reader sees a torn record.
   EncodeFixed64(h, Checksum64(h + 8, total - 8));
   offset_ += padded;
+  file_end_.store(offset_, std::memory_order_release);
   if (offset_ + (size_t{2} << 20) > prefaulted_) PrefaultAhead();
   const uint64_t end = end_lsn_.fetch_add(padded, std::memory_order_acq_rel) + padded;
   records_.fetch_add(1, std::memory_order_acq_rel);
+  group_->unreleased.fetch_add(1, std::memory_order_acq_rel);
   return end;
 }
 
 absl::Status WalWriter::SyncCurrentFile() {
   MutexLock lock(&file_mu_);
   if (file_ == nullptr) return absl::FailedPreconditionError("log is closed");
-  return file_->Sync();
+  // Every record finished so far in this file (a rotation replaces file_
+  // only under file_mu_, after syncing the old one).
+  return file_->SyncPrefix(file_end_.load(std::memory_order_acquire));
 }
 
 absl::Status WalWriter::SyncTo(uint64_t lsn) {
@@ -240,16 +259,18 @@ absl::Status WalWriter::SyncToLocked(uint64_t lsn, bool* synced) {
     // Become the syncer for everyone waiting. First gather: writers that are
     // on their way (woken by the last sync, or between their append and this
     // call) would otherwise miss this sync and pay for the next one alone.
-    // Wait until every writer inside a write call has appended a record the
-    // last sync did not cover, or for at most half the last sync's time.
-    // (Counting callers inside SyncTo instead ends the gather at once: the
-    // callers the last sync covered are still inside, on their way out.)
+    // Wait until every writer inside a write call has a record no completed
+    // sync covers (here, or in another log of the group: then that log's
+    // syncer starts about now too, and the writers of both come back
+    // together), or for at most half the last sync's time. (Counting callers
+    // inside SyncTo instead ends the gather at once: the callers the last
+    // sync covered are still inside, on their way out.)
     sync_running_ = true;
     const auto start = std::chrono::steady_clock::now();
     const auto deadline = start + std::min(last_sync_duration_ / 2, kMaxGather);
     const auto gathered = [&] {
-      return records_.load(std::memory_order_acquire) - synced_records_ >=
-             static_cast<uint64_t>(writers_.load(std::memory_order_acquire));
+      return group_->unreleased.load(std::memory_order_acquire) >=
+             group_->writers.load(std::memory_order_acquire);
     };
     if (last_sync_duration_ <= kMaxSpunSync) {
       // A short wait: yield, since a sleeping syncer costs a wake-up per
@@ -278,9 +299,14 @@ absl::Status WalWriter::SyncToLocked(uint64_t lsn, bool* synced) {
     sync_mu_.Lock();
     last_sync_duration_ = sync_end - sync_start;
     sync_running_ = false;
+    if (records > synced_records_) {
+      // Released, with their sync's outcome.
+      group_->unreleased.fetch_sub(static_cast<int64_t>(records - synced_records_),
+                                   std::memory_order_acq_rel);
+      synced_records_ = records;
+    }
     if (s.ok()) {
       synced_lsn_ = std::max(synced_lsn_, target);
-      synced_records_ = std::max(synced_records_, records);
       durable_lsn_.store(synced_lsn_, std::memory_order_release);
     } else {
       // After a failed fdatasync the page cache may have dropped the dirty

@@ -30,13 +30,28 @@
 
 namespace shoal::wal {
 
+// What the syncers of several logs (the kAlways shards of one collection)
+// know of each other's writers, for gathering: a writer's next record may go
+// to any shard. Only a heuristic reads it; durability never depends on it.
+struct GroupCommitCounters {
+  std::atomic<int64_t> writers{0};     // inside a write call that will sync
+  std::atomic<int64_t> unreleased{0};  // records finished, no completed sync covering them
+};
+
 struct WalWriterOptions {
   uint32_t shard = 0;
   size_t file_bytes = 64 << 20;  // capacity of a new file
   bool populate = false;         // fault the mapping in up front
   bool sync_dir_on_create = true;  // make a new file's directory entry durable
+  // Write files with direct I/O (FileSystem::OpenDirect) where the file
+  // system can, else mapped. Only for logs synced before each write is
+  // acknowledged: appended bytes are in memory until SyncTo.
+  bool direct_io = false;
   // When set, log space is faulted in on this thread ahead of the writer.
   BackgroundWorker* prefaulter = nullptr;
+  // Shared with the other logs whose writers come and go together; must
+  // outlive the writer. Null: this log's own.
+  GroupCommitCounters* group = nullptr;
 };
 
 // "wal-000042.log"
@@ -86,8 +101,8 @@ class WalWriter {
 
   // Brackets a write call that will wait in SyncTo, so that a syncer can wait
   // for writers that appended but have not reached SyncTo yet (group commit).
-  void WriterEnter() { writers_.fetch_add(1, std::memory_order_acq_rel); }
-  void WriterExit() { writers_.fetch_sub(1, std::memory_order_acq_rel); }
+  void WriterEnter() { group_->writers.fetch_add(1, std::memory_order_acq_rel); }
+  void WriterExit() { group_->writers.fetch_sub(1, std::memory_order_acq_rel); }
 
   // Syncs (when `sync`), trims the current file to its records and closes it.
   [[nodiscard]] absl::Status Close(bool sync);
@@ -116,6 +131,7 @@ class WalWriter {
   uint64_t number_ = 0;
   size_t offset_ = 0;          // next record starts here, in the current file
   size_t pending_payload_ = 0; // payload length of the record being built
+  bool direct_ = false;        // files are opened with OpenDirect (after the first try)
   size_t prefaulted_ = 0;      // faulting-in requested up to here (current file)
   absl::Status append_status_;
 
@@ -126,21 +142,25 @@ class WalWriter {
   Mutex file_mu_;
   // Written under file_mu_ + caller's lock. Shared with prefault tasks.
   std::shared_ptr<MappedFile> file_;
+  // End of the last finished record in file_ (offset_, for syncers).
+  std::atomic<size_t> file_end_{0};
 
   // Group commit.
   Mutex sync_mu_;
   uint64_t synced_lsn_ ABSL_GUARDED_BY(sync_mu_) = 0;
   bool sync_running_ ABSL_GUARDED_BY(sync_mu_) = false;
   absl::Status sync_status_ ABSL_GUARDED_BY(sync_mu_);
-  // Records finished so far, and how many of them the last sync covered:
-  // the syncer gathers until every writer has a record past the last sync.
+  // Records finished so far, and how many of them the last sync covered.
+  // The syncer gathers until every writer (of the group: the collection's
+  // kAlways shards) has a record no completed sync covers.
+  GroupCommitCounters own_group_;
+  GroupCommitCounters* const group_;
   std::atomic<uint64_t> records_{0};
   uint64_t synced_records_ ABSL_GUARDED_BY(sync_mu_) = 0;
   // synced_lsn_, readable without the lock.
   std::atomic<uint64_t> durable_lsn_{0};
   std::chrono::steady_clock::duration last_sync_duration_ ABSL_GUARDED_BY(sync_mu_){};
   static constexpr std::chrono::steady_clock::duration kMaxGather = std::chrono::milliseconds(2);
-  std::atomic<int> writers_{0};  // inside a write call that will sync
   // After a long sync (> kMaxSpunSync) the syncer sleeps on arrived_ while it
   // gathers and callers waiting for a sync sleep on sync_done_. Two
   // variables, so that an arriving caller wakes the syncer alone, not every

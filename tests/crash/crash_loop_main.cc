@@ -5,11 +5,14 @@
 // no invariant broke; the figures at the end are what docs/guarantees.md
 // quotes.
 //
-//   crash_loop [--cycles N] [--power-cycles M] [--seed S] [--cycles-per-db K] [--verbose]
+//   crash_loop [--cycles N] [--power-cycles M] [--seed S] [--cycles-per-db K]
+//              [--dir D] [--verbose]
 //
 // --cycles: kill cycles (default 200); --power-cycles: power-loss cycles
 // (default N / 5); --seed: the master seed (default: from the clock; printed,
-// so a failing run can be repeated as closely as timing allows).
+// so a failing run can be repeated as closely as timing allows); --dir: where
+// the databases go (default /dev/shm; a disk directory exercises the direct-
+// I/O kAlways log).
 
 #include <chrono>
 #include <cstdio>
@@ -57,6 +60,7 @@ int main(int argc, char** argv) {
       std::chrono::steady_clock::now().time_since_epoch().count());
   uint64_t per_db = 20;
   bool verbose = false;
+  std::string root;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto next = [&]() -> const char* {
@@ -74,12 +78,14 @@ int main(int argc, char** argv) {
       seed = std::strtoull(next(), nullptr, 10);
     } else if (arg == "--cycles-per-db") {
       per_db = std::max<uint64_t>(1, std::strtoull(next(), nullptr, 10));
+    } else if (arg == "--dir") {
+      root = next();
     } else if (arg == "--verbose") {
       verbose = true;
     } else {
       std::fprintf(stderr,
                    "usage: %s [--cycles N] [--power-cycles M] [--seed S] [--cycles-per-db K] "
-                   "[--verbose]\n",
+                   "[--dir D] [--verbose]\n",
                    argv[0]);
       return 2;
     }
@@ -92,6 +98,7 @@ int main(int argc, char** argv) {
   config.seed = seed;
   config.cycles_per_db = per_db;
   config.verbose = verbose;
+  config.root = root;
 
   shoal::crash::Figures kill;
   config.cycles = kill_cycles;

@@ -136,7 +136,7 @@ bool RunKillLoop(const LoopConfig& config, Figures* figures) {
   };
   for (uint64_t cycle = 0; cycle < config.cycles; ++cycle) {
     if (cycle % config.cycles_per_db == 0) {
-      dir = std::make_unique<ScratchDir>();
+      dir = std::make_unique<ScratchDir>(config.root);
       const uint32_t dims[] = {1, 3, 8, 17, 64};
       shape.dim = dims[rng() % 5];
       shape.shards = 1 + static_cast<uint32_t>(rng() % 4);

@@ -15,7 +15,7 @@ namespace shoal::crash {
 struct LoopConfig {
   uint64_t cycles = 0;
   uint64_t seed = 1;
-  std::string root;            // where database directories are made
+  std::string root;            // where database directories are made ("": /dev/shm)
   uint64_t cycles_per_db = 20; // a fresh directory (and shape) after this many
   bool verbose = false;
 };

@@ -256,7 +256,7 @@ bool RunPowerLossLoop(const LoopConfig& config, Figures* figures) {
   };
   for (uint64_t n = 0; n < config.cycles; ++n) {
     if (n % config.cycles_per_db == 0) {
-      dir = std::make_unique<ScratchDir>();
+      dir = std::make_unique<ScratchDir>(config.root);
       fs = std::make_unique<test::FaultInjectionFileSystem>();
       const uint32_t dims[] = {1, 3, 8, 17, 64};
       shape.dim = dims[rng() % 5];

@@ -18,8 +18,10 @@
 
 namespace shoal::crash {
 
-ScratchDir::ScratchDir() {
-  std::string tmpl = (access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp") +
+ScratchDir::ScratchDir(const std::string& root) {
+  std::string tmpl = (!root.empty()                   ? root
+                      : access("/dev/shm", W_OK) == 0 ? std::string("/dev/shm")
+                                                      : std::string("/tmp")) +
                      std::string("/shoal_crash_XXXXXX");
   if (mkdtemp(tmpl.data()) == nullptr) {
     std::perror("mkdtemp");

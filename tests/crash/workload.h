@@ -37,7 +37,8 @@ inline constexpr uint64_t kFirstUnusedId = kIdsPerThread * kMaxThreads;
 // unless Keep() was called (a failing loop keeps it for a post-mortem).
 class ScratchDir {
  public:
-  ScratchDir();
+  // Under `root`, or /dev/shm (else /tmp) when it is empty.
+  explicit ScratchDir(const std::string& root = "");
   ~ScratchDir();
   ScratchDir(const ScratchDir&) = delete;
   ScratchDir& operator=(const ScratchDir&) = delete;

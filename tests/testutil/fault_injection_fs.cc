@@ -58,9 +58,12 @@ const char* FsOpName(FsOp op) {
 
 class FaultInjectionFileSystem::FaultMappedFile final : public MappedFile {
  public:
+  // `direct`: `base` is from OpenDirect, whose bytes reach the file only
+  // when synced.
   FaultMappedFile(FaultInjectionFileSystem* fs, std::shared_ptr<Node> node,
-                  std::string path, std::unique_ptr<MappedFile> base)
-      : fs_(fs), node_(std::move(node)), path_(std::move(path)), base_(std::move(base)) {
+                  std::string path, std::unique_ptr<MappedFile> base, bool direct)
+      : fs_(fs), node_(std::move(node)), path_(std::move(path)), base_(std::move(base)),
+        direct_(direct) {
     fs_->open_handles_.fetch_add(1);
   }
   ~FaultMappedFile() override {
@@ -72,6 +75,17 @@ class FaultInjectionFileSystem::FaultMappedFile final : public MappedFile {
   absl::Status Sync() override {
     absl::Status s = fs_->Check(FsOp::kSync, path_);
     if (!s.ok()) return s;
+    return fs_->SyncNode(node_);
+  }
+  absl::Status SyncPrefix(size_t end) override {
+    absl::Status s = fs_->Check(FsOp::kSync, path_);
+    if (!s.ok()) return s;
+    // A mapped file's stores are in the real file already; SyncNode reads
+    // them back. A direct one's get there now.
+    if (direct_) {
+      s = base_->SyncPrefix(end);
+      if (!s.ok()) return s;
+    }
     return fs_->SyncNode(node_);
   }
   absl::Status Reserve(size_t end) override {
@@ -96,6 +110,7 @@ class FaultInjectionFileSystem::FaultMappedFile final : public MappedFile {
   const std::shared_ptr<Node> node_;
   const std::string path_;
   std::unique_ptr<MappedFile> base_;
+  const bool direct_;
 };
 
 class FaultInjectionFileSystem::FaultWritableFile final : public WritableFile {
@@ -429,7 +444,23 @@ absl::StatusOr<std::unique_ptr<MappedFile>> FaultInjectionFileSystem::OpenMapped
   nodes_[p] = node;
   if (created) dir_ops_.push_back(DirOp{DirOp::kCreateFile, {Parent(p)}, p});
   return std::unique_ptr<MappedFile>(
-      new FaultMappedFile(this, std::move(node), p, std::move(file).value()));
+      new FaultMappedFile(this, std::move(node), p, std::move(file).value(), /*direct=*/false));
+}
+
+absl::StatusOr<std::unique_ptr<MappedFile>> FaultInjectionFileSystem::OpenDirect(
+    const std::string& path, size_t capacity, size_t resume_offset) {
+  const std::string p = Norm(path);
+  if (absl::Status s = Check(FsOp::kMmap, p); !s.ok()) return s;
+  MutexLock lock(&mu_);
+  bool created;
+  std::shared_ptr<Node> node = TrackLocked(p, &created);
+  absl::StatusOr<std::unique_ptr<MappedFile>> file =
+      base_->OpenDirect(p, capacity, resume_offset);
+  if (!file.ok()) return file.status();
+  nodes_[p] = node;
+  if (created) dir_ops_.push_back(DirOp{DirOp::kCreateFile, {Parent(p)}, p});
+  return std::unique_ptr<MappedFile>(
+      new FaultMappedFile(this, std::move(node), p, std::move(file).value(), /*direct=*/true));
 }
 
 absl::StatusOr<std::unique_ptr<ReadOnlyMappedFile>> FaultInjectionFileSystem::OpenReadOnlyMapped(

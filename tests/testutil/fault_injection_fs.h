@@ -64,10 +64,10 @@ enum class FsOp : uint8_t {
   kOpen = 0,   // NewWritableFile
   kWrite,      // WritableFile::Append
   kClose,      // WritableFile::Close
-  kSync,       // WritableFile::Sync, MappedFile::Sync, SyncDir
+  kSync,       // WritableFile::Sync, MappedFile::Sync and SyncPrefix, SyncDir
   kRename,     // Rename
   kRead,       // ReadFile, FileSize, ListDir
-  kMmap,       // OpenMapped, OpenReadOnlyMapped
+  kMmap,       // OpenMapped, OpenDirect, OpenReadOnlyMapped
   kRemove,     // RemoveFile, RemoveDirRecursive
   kTruncate,   // Truncate, MappedFile::CloseAndTruncate
   kLock,       // LockFile
@@ -137,6 +137,9 @@ class FaultInjectionFileSystem final : public FileSystem {
   // ---- FileSystem ----
   absl::StatusOr<std::unique_ptr<MappedFile>> OpenMapped(
       const std::string& path, size_t capacity, bool populate) override;
+  absl::StatusOr<std::unique_ptr<MappedFile>> OpenDirect(const std::string& path,
+                                                         size_t capacity,
+                                                         size_t resume_offset) override;
   absl::StatusOr<std::unique_ptr<ReadOnlyMappedFile>> OpenReadOnlyMapped(
       const std::string& path) override;
   absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(

@@ -3,7 +3,9 @@
 #include "testutil/temp_dir.h"
 
 #include <stdlib.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +20,15 @@
 namespace shoal::test {
 
 namespace {
+
+std::string DiskRoot() {
+  struct statfs fs;
+  if (::access("/var/tmp", W_OK) == 0 && ::statfs("/var/tmp", &fs) == 0 &&
+      fs.f_type != TMPFS_MAGIC) {
+    return "/var/tmp";
+  }
+  return ".";
+}
 
 std::string TempRoot() {
   struct stat st;
@@ -50,8 +61,9 @@ std::string Describe(const std::vector<Neighbor>& v) {
 
 }  // namespace
 
-TempDir::TempDir() {
-  std::string tmpl = TempRoot() + "/shoal_test_XXXXXX";
+TempDir::TempDir(Storage storage) {
+  std::string tmpl =
+      (storage == Storage::kDisk ? DiskRoot() : TempRoot()) + "/shoal_test_XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
   const char* made = ::mkdtemp(buf.data());

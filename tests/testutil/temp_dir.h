@@ -31,11 +31,15 @@
 
 namespace shoal::test {
 
-// A unique, empty directory under /dev/shm (when present) or /tmp. The
-// destructor removes it recursively. Not copyable: one owner deletes it.
+// A unique, empty directory, removed recursively by the destructor. Not
+// copyable: one owner deletes it.
 class TempDir {
  public:
-  TempDir();
+  enum class Storage {
+    kMemory,  // under /dev/shm (when present) or /tmp
+    kDisk,    // under /var/tmp (when writable and not tmpfs) or the working directory
+  };
+  explicit TempDir(Storage storage = Storage::kMemory);
   ~TempDir();
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;

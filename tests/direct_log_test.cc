@@ -1,0 +1,187 @@
+// Copyright 2026 The shoal Authors.
+//
+// The direct-I/O log file (util/direct_log_file.h): synced bytes reach the
+// file and unsynced ones do not, a reopened file keeps the records of its
+// last partial block, bad ranges are refused; and a kAlways database on a
+// disk, whose logs use it, keeps every write across reopens, also when the
+// option changes between them. (Kill -9 and power loss with it: recovery_test,
+// fault_injection_fs_test and crash_loop_disk.)
+
+#include "util/direct_log_file.h"
+
+#include <sys/statfs.h>
+#include <linux/magic.h>
+
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "shoal/db.h"
+#include "testutil/temp_dir.h"
+#include "util/file_system.h"
+
+namespace shoal {
+namespace {
+
+using test::TempDir;
+
+std::string Pattern(size_t n, char seed) {
+  std::string s(n, '\0');
+  for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>(seed + i * 7 + i / 251);
+  return s;
+}
+
+std::string FileContent(const std::string& path) {
+  absl::StatusOr<std::string> content = FileSystem::Default()->ReadFile(path);
+  EXPECT_TRUE(content.ok()) << content.status();
+  return content.ok() ? *content : std::string();
+}
+
+// Opens a direct log file, or skips the test where the file system has no
+// direct I/O (the engine then uses a mapped log; other tests cover that).
+#define OPEN_DIRECT_OR_SKIP(var, path, capacity, resume)                      \
+  absl::StatusOr<std::unique_ptr<MappedFile>> var##_or =                      \
+      OpenDirectLogFile(path, capacity, resume);                              \
+  if (absl::IsUnimplemented(var##_or.status())) {                             \
+    GTEST_SKIP() << "no direct I/O here: " << var##_or.status();              \
+  }                                                                           \
+  ASSERT_TRUE(var##_or.ok()) << var##_or.status();                            \
+  std::unique_ptr<MappedFile> var = std::move(var##_or).value()
+
+TEST(DirectLogFileTest, SyncPrefixWritesTheSyncedBytesAndUnsyncedOnesStayInMemory) {
+  TempDir dir(TempDir::Storage::kDisk);
+  const std::string path = dir.Sub("log");
+  OPEN_DIRECT_OR_SKIP(file, path, 64 << 10, 0);
+  const std::string data = Pattern(9000, 3);
+  ASSERT_OK(file->Reserve(data.size()));
+  std::memcpy(file->data(), data.data(), data.size());
+
+  ASSERT_OK(file->SyncPrefix(3000));
+  std::string content = FileContent(path);
+  ASSERT_GE(content.size(), 9000u);
+  // The bytes up to 3000 went out; the stores after them did not (the rest
+  // of their block was written with zeros).
+  EXPECT_EQ(content.substr(0, 3000), data.substr(0, 3000));
+  EXPECT_EQ(content.substr(3000, 6000), std::string(6000, '\0'));
+
+  ASSERT_OK(file->SyncPrefix(9000));
+  content = FileContent(path);
+  EXPECT_EQ(content.substr(0, 9000), data);
+  EXPECT_EQ(content.substr(9000), std::string(content.size() - 9000, '\0'));
+
+  ASSERT_OK(file->CloseAndTruncate(9000));
+  EXPECT_EQ(FileContent(path), data);
+}
+
+TEST(DirectLogFileTest, CloseAndTruncateWritesBytesNeverSynced) {
+  TempDir dir(TempDir::Storage::kDisk);
+  const std::string path = dir.Sub("log");
+  OPEN_DIRECT_OR_SKIP(file, path, 64 << 10, 0);
+  const std::string data = Pattern(6000, 11);
+  ASSERT_OK(file->Reserve(data.size()));
+  std::memcpy(file->data(), data.data(), data.size());
+  ASSERT_OK(file->SyncPrefix(100));
+  ASSERT_OK(file->CloseAndTruncate(data.size()));
+  EXPECT_EQ(FileContent(path), data);
+}
+
+TEST(DirectLogFileTest, ReopenAtAnUnalignedOffsetKeepsTheBytesBeforeIt) {
+  TempDir dir(TempDir::Storage::kDisk);
+  const std::string path = dir.Sub("log");
+  const std::string first = Pattern(5000, 1), second = Pattern(7000, 5);
+  {
+    OPEN_DIRECT_OR_SKIP(file, path, 64 << 10, 0);
+    ASSERT_OK(file->Reserve(first.size()));
+    std::memcpy(file->data(), first.data(), first.size());
+    ASSERT_OK(file->SyncPrefix(first.size()));
+    ASSERT_OK(file->CloseAndTruncate(first.size()));
+  }
+  OPEN_DIRECT_OR_SKIP(file, path, 64 << 10, first.size());
+  // The partial block is read back: a sync rewrites it whole.
+  EXPECT_EQ(std::string(file->data() + 4096, first.size() - 4096), first.substr(4096));
+  const size_t end = first.size() + second.size();
+  ASSERT_OK(file->Reserve(end));
+  std::memcpy(file->data() + first.size(), second.data(), second.size());
+  ASSERT_OK(file->SyncPrefix(end));
+  EXPECT_EQ(FileContent(path).substr(0, end), first + second);
+  ASSERT_OK(file->CloseAndTruncate(end));
+  EXPECT_EQ(FileContent(path), first + second);
+}
+
+TEST(DirectLogFileTest, RangesPastTheCapacityOrTheReservedBytesAreRefused) {
+  TempDir dir(TempDir::Storage::kDisk);
+  const std::string path = dir.Sub("log");
+  const size_t capacity = 4 << 20;
+  OPEN_DIRECT_OR_SKIP(file, path, capacity, 0);
+  EXPECT_STATUS_CODE(file->Reserve(capacity + 1), absl::StatusCode::kOutOfRange);
+  EXPECT_STATUS_CODE(file->SyncPrefix(capacity + 1), absl::StatusCode::kOutOfRange);
+  ASSERT_OK(file->Reserve(100));  // zero-fills the first 1 MiB step only
+  EXPECT_STATUS_CODE(file->SyncPrefix(capacity), absl::StatusCode::kFailedPrecondition);
+  EXPECT_OK(file->SyncPrefix(100));
+  ASSERT_OK(file->Reserve(capacity));
+  EXPECT_OK(file->SyncPrefix(capacity));
+  ASSERT_OK(file->CloseAndTruncate(0));
+}
+
+TEST(DirectLogFileTest, TmpfsIsUnimplementedAndGetsNoFile) {
+  struct statfs fs;
+  if (statfs("/dev/shm", &fs) != 0 || fs.f_type != TMPFS_MAGIC) {
+    GTEST_SKIP() << "no tmpfs at /dev/shm";
+  }
+  TempDir dir(TempDir::Storage::kMemory);
+  const std::string path = dir.Sub("log");
+  absl::StatusOr<std::unique_ptr<MappedFile>> file = OpenDirectLogFile(path, 64 << 10, 0);
+  EXPECT_STATUS_CODE(file, absl::StatusCode::kUnimplemented);
+  EXPECT_FALSE(FileSystem::Default()->Exists(path));
+}
+
+constexpr uint32_t kDim = 8;
+
+// kAlways on a disk: writers on 8 threads, small log files (rotations), and
+// reopens that switch Options::direct_io_log, so that each log I/O path
+// continues files the other one wrote.
+TEST(DirectIoLogDbTest, KAlwaysOnDiskKeepsEveryWriteAcrossReopensOfEitherLogPath) {
+  TempDir dir(TempDir::Storage::kDisk);
+  test::VectorMap model;
+  std::vector<uint64_t> deleted;
+  uint64_t next_id = 0;
+  for (int round = 0; round < 4; ++round) {
+    Options options = test::DefaultOptions(kDim, Metric::kL2, 2);
+    options.fsync = FsyncPolicy::kAlways;
+    options.direct_io_log = round % 2 == 0;
+    options.wal_file_bytes = 8 << 10;
+    ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, dir.path()));
+    ASSERT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model, deleted))
+        << "round " << round;
+    constexpr int kThreads = 8, kPerThread = 40;
+    std::vector<std::thread> writers;
+    std::vector<absl::Status> status(kThreads);
+    for (int t = 0; t < kThreads; ++t) {
+      writers.emplace_back([&, t] {
+        for (int i = 0; i < kPerThread && status[t].ok(); ++i) {
+          const uint64_t id = next_id + static_cast<uint64_t>(t * kPerThread + i);
+          status[t] = db->Put(id, test::RandomVector(kDim, id));
+        }
+      });
+    }
+    for (std::thread& w : writers) w.join();
+    for (const absl::Status& s : status) ASSERT_OK(s);
+    for (uint64_t id = next_id; id < next_id + kThreads * kPerThread; ++id) {
+      model[id] = test::RandomVector(kDim, id);
+    }
+    next_id += kThreads * kPerThread;
+    const uint64_t gone = next_id - 3;
+    ASSERT_OK(db->Delete(gone));
+    model.erase(gone);
+    deleted.push_back(gone);
+    ASSERT_OK(db->Close());
+  }
+  Options options = test::DefaultOptions(kDim, Metric::kL2, 2);
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, dir.path()));
+  EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model, deleted));
+}
+
+}  // namespace
+}  // namespace shoal
