@@ -39,6 +39,12 @@ std::string FileContent(const std::string& path) {
   return content.ok() ? *content : std::string();
 }
 
+// Reserves room for `bytes` at `offset` and stores them there.
+void Store(MappedFile& file, size_t offset, const std::string& bytes) {
+  ASSERT_OK(file.Reserve(offset + bytes.size()));
+  std::memcpy(file.data() + offset, bytes.data(), bytes.size());
+}
+
 // Opens a direct log file, or skips the test where the file system has no
 // direct I/O (the engine then uses a mapped log; other tests cover that).
 #define OPEN_DIRECT_OR_SKIP(var, path, capacity, resume)                      \
@@ -55,8 +61,7 @@ TEST(DirectLogFileTest, SyncPrefixWritesTheSyncedBytesAndUnsyncedOnesStayInMemor
   const std::string path = dir.Sub("log");
   OPEN_DIRECT_OR_SKIP(file, path, 64 << 10, 0);
   const std::string data = Pattern(9000, 3);
-  ASSERT_OK(file->Reserve(data.size()));
-  std::memcpy(file->data(), data.data(), data.size());
+  ASSERT_NO_FATAL_FAILURE(Store(*file, 0, data));
 
   ASSERT_OK(file->SyncPrefix(3000));
   std::string content = FileContent(path);
@@ -80,8 +85,7 @@ TEST(DirectLogFileTest, CloseAndTruncateWritesBytesNeverSynced) {
   const std::string path = dir.Sub("log");
   OPEN_DIRECT_OR_SKIP(file, path, 64 << 10, 0);
   const std::string data = Pattern(6000, 11);
-  ASSERT_OK(file->Reserve(data.size()));
-  std::memcpy(file->data(), data.data(), data.size());
+  ASSERT_NO_FATAL_FAILURE(Store(*file, 0, data));
   ASSERT_OK(file->SyncPrefix(100));
   ASSERT_OK(file->CloseAndTruncate(data.size()));
   EXPECT_EQ(FileContent(path), data);
@@ -93,8 +97,7 @@ TEST(DirectLogFileTest, ReopenAtAnUnalignedOffsetKeepsTheBytesBeforeIt) {
   const std::string first = Pattern(5000, 1), second = Pattern(7000, 5);
   {
     OPEN_DIRECT_OR_SKIP(file, path, 64 << 10, 0);
-    ASSERT_OK(file->Reserve(first.size()));
-    std::memcpy(file->data(), first.data(), first.size());
+    ASSERT_NO_FATAL_FAILURE(Store(*file, 0, first));
     ASSERT_OK(file->SyncPrefix(first.size()));
     ASSERT_OK(file->CloseAndTruncate(first.size()));
   }
@@ -102,8 +105,7 @@ TEST(DirectLogFileTest, ReopenAtAnUnalignedOffsetKeepsTheBytesBeforeIt) {
   // The partial block is read back: a sync rewrites it whole.
   EXPECT_EQ(std::string(file->data() + 4096, first.size() - 4096), first.substr(4096));
   const size_t end = first.size() + second.size();
-  ASSERT_OK(file->Reserve(end));
-  std::memcpy(file->data() + first.size(), second.data(), second.size());
+  ASSERT_NO_FATAL_FAILURE(Store(*file, first.size(), second));
   ASSERT_OK(file->SyncPrefix(end));
   EXPECT_EQ(FileContent(path).substr(0, end), first + second);
   ASSERT_OK(file->CloseAndTruncate(end));

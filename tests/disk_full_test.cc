@@ -137,12 +137,12 @@ void ExpectAbsent(DB& db, uint64_t id) {
   EXPECT_TRUE(absl::IsNotFound(db.Get(id).status())) << "id " << id;
 }
 
-TEST(DiskFullTest, PutReturnsResourceExhaustedLosesNothingAndResumesWhenThereIsRoom) {
-  SmallTmpfs tmpfs(8 << 20);
-  SKIP_UNLESS_MOUNTED(tmpfs);
+// With 2 MiB of `tmpfs` taken: Puts until one fails, which must be
+// ResourceExhausted and lose nothing; once the room is back, `more` new Puts
+// go through on the same database, and a reopen has everything.
+void FillThenResume(SmallTmpfs& tmpfs, const Options& options, size_t more) {
   tmpfs.AddBallast(2 << 20);
   const std::string path = tmpfs.path() + "/db";
-  const Options options = SmallOptions(64 << 20);  // one log file, larger than the disk
   test::VectorMap model;
   uint64_t failed_id = 0;
   {
@@ -152,13 +152,19 @@ TEST(DiskFullTest, PutReturnsResourceExhaustedLosesNothingAndResumesWhenThereIsR
     EXPECT_GT(model.size(), 1000u);
     ExpectAbsent(*db, failed_id);
     EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
-    // Room again: the same database writes on.
     tmpfs.RemoveBallast();
-    ASSERT_OK(PutNew(*db, failed_id, 100, &model));
+    ASSERT_OK(PutNew(*db, failed_id, more, &model));
     ASSERT_OK(db->Close());
   }
   ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, path));
   EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
+}
+
+TEST(DiskFullTest, PutReturnsResourceExhaustedLosesNothingAndResumesWhenThereIsRoom) {
+  SmallTmpfs tmpfs(8 << 20);
+  SKIP_UNLESS_MOUNTED(tmpfs);
+  // One log file, larger than the disk.
+  FillThenResume(tmpfs, SmallOptions(64 << 20), 100);
 }
 
 TEST(DiskFullTest, PutBatchLargerThanTheRoomLeftAppliesNothing) {
@@ -184,26 +190,10 @@ TEST(DiskFullTest, PutBatchLargerThanTheRoomLeftAppliesNothing) {
 TEST(DiskFullTest, LogRotationOntoAFullDiskLosesNothingAndResumesWhenThereIsRoom) {
   SmallTmpfs tmpfs(8 << 20);
   SKIP_UNLESS_MOUNTED(tmpfs);
-  tmpfs.AddBallast(2 << 20);
-  const std::string path = tmpfs.path() + "/db";
   // Log files of 256 KiB, reserved whole when they are started: the disk
-  // fills up when the next one cannot be.
-  const Options options = SmallOptions(256 << 10);
-  test::VectorMap model;
-  uint64_t failed_id = 0;
-  {
-    ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, path));
-    absl::Status s = PutUntilFailure(*db, 0, &model, &failed_id);
-    EXPECT_TRUE(absl::IsResourceExhausted(s)) << s;
-    EXPECT_GT(model.size(), 1000u);
-    ExpectAbsent(*db, failed_id);
-    EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
-    tmpfs.RemoveBallast();
-    ASSERT_OK(PutNew(*db, failed_id, 1000, &model));  // several more files
-    ASSERT_OK(db->Close());
-  }
-  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, path));
-  EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
+  // fills up when the next one cannot be; the 1000 Puts after it fill
+  // several more files.
+  FillThenResume(tmpfs, SmallOptions(256 << 10), 1000);
 }
 
 TEST(DiskFullTest, BulkLoadLargerThanTheRoomLeftAppliesNothingAndLeavesNoFile) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <random>
 #include <utility>
 
@@ -434,33 +435,32 @@ size_t FaultInjectionFileSystem::UnsyncedDirOpCount() const {
 
 absl::StatusOr<std::unique_ptr<MappedFile>> FaultInjectionFileSystem::OpenMapped(
     const std::string& path, size_t capacity, bool populate) {
-  const std::string p = Norm(path);
-  if (absl::Status s = Check(FsOp::kMmap, p); !s.ok()) return s;
-  MutexLock lock(&mu_);
-  bool created;
-  std::shared_ptr<Node> node = TrackLocked(p, &created);
-  absl::StatusOr<std::unique_ptr<MappedFile>> file = base_->OpenMapped(p, capacity, populate);
-  if (!file.ok()) return file.status();
-  nodes_[p] = node;
-  if (created) dir_ops_.push_back(DirOp{DirOp::kCreateFile, {Parent(p)}, p});
-  return std::unique_ptr<MappedFile>(
-      new FaultMappedFile(this, std::move(node), p, std::move(file).value(), /*direct=*/false));
+  return OpenTracked(path, /*direct=*/false, [&](const std::string& p) {
+    return base_->OpenMapped(p, capacity, populate);
+  });
 }
 
 absl::StatusOr<std::unique_ptr<MappedFile>> FaultInjectionFileSystem::OpenDirect(
     const std::string& path, size_t capacity, size_t resume_offset) {
+  return OpenTracked(path, /*direct=*/true, [&](const std::string& p) {
+    return base_->OpenDirect(p, capacity, resume_offset);
+  });
+}
+
+absl::StatusOr<std::unique_ptr<MappedFile>> FaultInjectionFileSystem::OpenTracked(
+    const std::string& path, bool direct,
+    const std::function<absl::StatusOr<std::unique_ptr<MappedFile>>(const std::string&)>& open) {
   const std::string p = Norm(path);
   if (absl::Status s = Check(FsOp::kMmap, p); !s.ok()) return s;
   MutexLock lock(&mu_);
   bool created;
   std::shared_ptr<Node> node = TrackLocked(p, &created);
-  absl::StatusOr<std::unique_ptr<MappedFile>> file =
-      base_->OpenDirect(p, capacity, resume_offset);
+  absl::StatusOr<std::unique_ptr<MappedFile>> file = open(p);
   if (!file.ok()) return file.status();
   nodes_[p] = node;
   if (created) dir_ops_.push_back(DirOp{DirOp::kCreateFile, {Parent(p)}, p});
   return std::unique_ptr<MappedFile>(
-      new FaultMappedFile(this, std::move(node), p, std::move(file).value(), /*direct=*/true));
+      new FaultMappedFile(this, std::move(node), p, std::move(file).value(), direct));
 }
 
 absl::StatusOr<std::unique_ptr<ReadOnlyMappedFile>> FaultInjectionFileSystem::OpenReadOnlyMapped(

@@ -47,6 +47,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -189,6 +190,13 @@ class FaultInjectionFileSystem final : public FileSystem {
   // empty when the file does not exist). REQUIRES: mu_ held.
   std::shared_ptr<Node> TrackLocked(const std::string& path, bool* created)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // OpenMapped and OpenDirect: `open` opens the normalized path on base_;
+  // the file is tracked and its handle wrapped (`direct`: a FileSystem::
+  // OpenDirect file, whose bytes reach the file only when synced).
+  absl::StatusOr<std::unique_ptr<MappedFile>> OpenTracked(
+      const std::string& path, bool direct,
+      const std::function<absl::StatusOr<std::unique_ptr<MappedFile>>(const std::string&)>&
+          open);
   // Durable content of what is at `path` now (file or tree). REQUIRES: mu_.
   Saved SaveLocked(const std::string& path) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ForgetUnderLocked(const std::string& path) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
