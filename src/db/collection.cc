@@ -50,7 +50,9 @@ absl::StatusOr<std::unique_ptr<Collection>> Collection::Open(
     so.salvage_corrupt_wal = db.salvage_corrupt_wal;
     so.wal_file_bytes = db.wal_file_bytes;
     so.direct_io_log = db.direct_io_log;
-    so.group_commit = &c->group_commit_;
+    // Only kAlways writes gather; the others would only bounce the
+    // counters' cache line between the shards' writers.
+    so.group_commit = db.fsync == FsyncPolicy::kAlways ? &c->group_commit_ : nullptr;
     so.arena_block_bytes = db.arena_block_bytes;
     so.memtable_bytes = db.memtable_bytes;
     so.preallocate = db.preallocate;

@@ -128,15 +128,14 @@ class DirectLogFile final : public MappedFile {
   }
 
   absl::Status CloseAndTruncate(size_t length) override {
+    MutexLock lock(&zero_mu_);
     absl::Status status;
     if (length > synced_) {
       // Bytes stored but never synced reach the file now, as they would
       // have through a mapping.
-      MutexLock lock(&zero_mu_);
       status = ZeroFillLocked(length, /*exact_on_full=*/true);
       if (status.ok()) status = SyncPrefix(length);
     }
-    MutexLock lock(&zero_mu_);
     closed_ = true;
     if (status.ok() && ftruncate(fd_, static_cast<off_t>(length)) != 0) {
       status = ErrnoStatus(errno, "ftruncate", path_);
