@@ -12,6 +12,8 @@ PACKAGES=(
   libhnswlib-dev libfaiss-dev python3-matplotlib
   # scripts/test.sh: the libFuzzer targets (tests/fuzz/) are built with clang.
   clang libclang-rt-14-dev
+  # tests/disk_full_test.cc: a small ext4 on a loop device (mkfs.ext4, mount).
+  e2fsprogs mount
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -6,14 +6,18 @@
 //
 // The DiskFullTest cases mount a small tmpfs of their own, in a private
 // mount namespace, which needs root (CAP_SYS_ADMIN); without it they skip.
+// The DiskFullDirectIoTest cases mount a small ext4 on a loop device the
+// same way, for the kAlways log written with direct I/O (they skip without
+// root, mkfs.ext4 or loop devices).
 // The ReserveFailureTest cases make the log's space reservations fail on
 // the fault-injecting file system, and run everywhere.
 
 #include <sched.h>
 #include <sys/mount.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -25,6 +29,7 @@
 #include "db/db_impl.h"
 #include "testutil/fault_injection_fs.h"
 #include "testutil/temp_dir.h"
+#include "util/direct_log_file.h"
 
 namespace shoal {
 namespace {
@@ -33,14 +38,18 @@ namespace fs = std::filesystem;
 
 constexpr uint32_t kDim = 128;
 
-// A tmpfs of `bytes` at a fresh directory, unmounted on destruction.
-class SmallTmpfs {
+// A small file system of `bytes` at a fresh directory, unmounted on
+// destruction: a tmpfs, or an ext4 on a loop device (made with mkfs.ext4 and
+// mount -o loop), where kAlways logs are written with direct I/O.
+class SmallFileSystem {
  public:
-  explicit SmallTmpfs(size_t bytes) : path_(dir_.path() + "/mnt") {
+  enum class Kind { kTmpfs, kExt4 };
+  explicit SmallFileSystem(size_t bytes, Kind kind = Kind::kTmpfs)
+      : path_(dir_.path() + "/mnt") {
     fs::create_directories(path_);
     // Only in a mount namespace of this process's own, with nothing
     // propagating out, so that the mount goes with the process even when a
-    // test crashes.
+    // test crashes (a loop device mounted by mount -o loop is freed then).
     if (unshare(CLONE_NEWNS) != 0) {
       error_ = absl::StrCat("unshare: ", std::strerror(errno));
       return;
@@ -49,14 +58,30 @@ class SmallTmpfs {
       error_ = absl::StrCat("making / private: ", std::strerror(errno));
       return;
     }
-    const std::string options = "size=" + std::to_string(bytes);
-    if (mount("tmpfs", path_.c_str(), "tmpfs", 0, options.c_str()) != 0) {
-      error_ = absl::StrCat("mount: ", std::strerror(errno));
-      return;
+    if (kind == Kind::kExt4) {
+      const std::string image = dir_.path() + "/image";
+      std::ofstream(image).close();
+      fs::resize_file(image, bytes);
+      if (std::system(absl::StrCat("mkfs.ext4 -q -F -m 0 -b 4096 ", image, " >/dev/null 2>&1").c_str()) !=
+          0) {
+        error_ = "mkfs.ext4 failed (is e2fsprogs installed?)";
+        return;
+      }
+      if (std::system(absl::StrCat("mount -o loop ", image, " ", path_, " >/dev/null 2>&1")
+                          .c_str()) != 0) {
+        error_ = "mount -o loop failed (no loop devices?)";
+        return;
+      }
+    } else {
+      const std::string options = "size=" + std::to_string(bytes);
+      if (mount("tmpfs", path_.c_str(), "tmpfs", 0, options.c_str()) != 0) {
+        error_ = absl::StrCat("mount: ", std::strerror(errno));
+        return;
+      }
     }
     mounted_ = true;
   }
-  ~SmallTmpfs() {
+  ~SmallFileSystem() {
     if (mounted_) umount(path_.c_str());
   }
   bool mounted() const { return mounted_; }
@@ -89,9 +114,9 @@ class SmallTmpfs {
   std::string error_;
 };
 
-#define SKIP_UNLESS_MOUNTED(tmpfs)                                                    \
-  if (!(tmpfs).mounted()) {                                                           \
-    GTEST_SKIP() << "cannot mount a tmpfs (" << (tmpfs).error() << "): needs root"; \
+#define SKIP_UNLESS_MOUNTED(small)                                                       \
+  if (!(small).mounted()) {                                                              \
+    GTEST_SKIP() << "cannot mount a small file system (" << (small).error() << "): needs root"; \
   }
 
 Options SmallOptions(size_t wal_file_bytes) {
@@ -137,12 +162,12 @@ void ExpectAbsent(DB& db, uint64_t id) {
   EXPECT_TRUE(absl::IsNotFound(db.Get(id).status())) << "id " << id;
 }
 
-// With 2 MiB of `tmpfs` taken: Puts until one fails, which must be
+// With 2 MiB of `small` taken: Puts until one fails, which must be
 // ResourceExhausted and lose nothing; once the room is back, `more` new Puts
 // go through on the same database, and a reopen has everything.
-void FillThenResume(SmallTmpfs& tmpfs, const Options& options, size_t more) {
-  tmpfs.AddBallast(2 << 20);
-  const std::string path = tmpfs.path() + "/db";
+void FillThenResume(SmallFileSystem& small, const Options& options, size_t more) {
+  small.AddBallast(2 << 20);
+  const std::string path = small.path() + "/db";
   test::VectorMap model;
   uint64_t failed_id = 0;
   {
@@ -152,7 +177,7 @@ void FillThenResume(SmallTmpfs& tmpfs, const Options& options, size_t more) {
     EXPECT_GT(model.size(), 1000u);
     ExpectAbsent(*db, failed_id);
     EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
-    tmpfs.RemoveBallast();
+    small.RemoveBallast();
     ASSERT_OK(PutNew(*db, failed_id, more, &model));
     ASSERT_OK(db->Close());
   }
@@ -161,16 +186,16 @@ void FillThenResume(SmallTmpfs& tmpfs, const Options& options, size_t more) {
 }
 
 TEST(DiskFullTest, PutReturnsResourceExhaustedLosesNothingAndResumesWhenThereIsRoom) {
-  SmallTmpfs tmpfs(8 << 20);
-  SKIP_UNLESS_MOUNTED(tmpfs);
+  SmallFileSystem small(8 << 20);
+  SKIP_UNLESS_MOUNTED(small);
   // One log file, larger than the disk.
-  FillThenResume(tmpfs, SmallOptions(64 << 20), 100);
+  FillThenResume(small, SmallOptions(64 << 20), 100);
 }
 
 TEST(DiskFullTest, PutBatchLargerThanTheRoomLeftAppliesNothing) {
-  SmallTmpfs tmpfs(4 << 20);
-  SKIP_UNLESS_MOUNTED(tmpfs);
-  const std::string path = tmpfs.path() + "/db";
+  SmallFileSystem small(4 << 20);
+  SKIP_UNLESS_MOUNTED(small);
+  const std::string path = small.path() + "/db";
   const Options options = SmallOptions(64 << 20);
   ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, path));
   test::VectorMap model;
@@ -188,18 +213,18 @@ TEST(DiskFullTest, PutBatchLargerThanTheRoomLeftAppliesNothing) {
 }
 
 TEST(DiskFullTest, LogRotationOntoAFullDiskLosesNothingAndResumesWhenThereIsRoom) {
-  SmallTmpfs tmpfs(8 << 20);
-  SKIP_UNLESS_MOUNTED(tmpfs);
+  SmallFileSystem small(8 << 20);
+  SKIP_UNLESS_MOUNTED(small);
   // Log files of 256 KiB, reserved whole when they are started: the disk
   // fills up when the next one cannot be; the 1000 Puts after it fill
   // several more files.
-  FillThenResume(tmpfs, SmallOptions(256 << 10), 1000);
+  FillThenResume(small, SmallOptions(256 << 10), 1000);
 }
 
 TEST(DiskFullTest, BulkLoadLargerThanTheRoomLeftAppliesNothingAndLeavesNoFile) {
-  SmallTmpfs tmpfs(6 << 20);
-  SKIP_UNLESS_MOUNTED(tmpfs);
-  const std::string path = tmpfs.path() + "/db";
+  SmallFileSystem small(6 << 20);
+  SKIP_UNLESS_MOUNTED(small);
+  const std::string path = small.path() + "/db";
   const Options options = SmallOptions(1 << 20);
   ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, path));
   test::VectorMap model;
@@ -220,9 +245,9 @@ TEST(DiskFullTest, BulkLoadLargerThanTheRoomLeftAppliesNothingAndLeavesNoFile) {
 
 // Memtables flush to segments and log files rotate while the disk fills up.
 TEST(DiskFullTest, PutsWithBackgroundFlushesOntoAFullDiskLoseNothingAcknowledged) {
-  SmallTmpfs tmpfs(16 << 20);
-  SKIP_UNLESS_MOUNTED(tmpfs);
-  const std::string path = tmpfs.path() + "/db";
+  SmallFileSystem small(16 << 20);
+  SKIP_UNLESS_MOUNTED(small);
+  const std::string path = small.path() + "/db";
   Options options = SmallOptions(1 << 20);
   options.memtable_bytes = 1 << 20;  // a flush every ~2000 puts
   test::VectorMap model;
@@ -232,18 +257,76 @@ TEST(DiskFullTest, PutsWithBackgroundFlushesOntoAFullDiskLoseNothingAcknowledged
     ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, path));
     ASSERT_OK(PutNew(*db, 0, 4000, &model));
     ASSERT_OK(db->Flush());
-    tmpfs.FillUpTo(3 << 20);  // room for a few more log files and segments
+    small.FillUpTo(3 << 20);  // room for a few more log files and segments
     s = PutUntilFailure(*db, 4000, &model, &failed_id);
     EXPECT_TRUE(absl::IsResourceExhausted(s)) << s;
     ExpectAbsent(*db, failed_id);
     EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
     EXPECT_FALSE(db->Flush().ok());  // it needs a new log file too
-    tmpfs.RemoveBallast();
+    small.RemoveBallast();
     (void)db->Close();
   }
   ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, path));
   EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model)) << s;
   ASSERT_OK(db->Flush());
+  EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
+}
+
+// ---- ext4 on a loop device: the kAlways log is written with direct I/O ----
+
+// Whether logs in `dir` are written with direct I/O (Options::direct_io_log).
+bool DirectIoWorks(const std::string& dir) {
+  const std::string probe = dir + "/direct-io-probe";
+  absl::StatusOr<std::unique_ptr<MappedFile>> file = OpenDirectLogFile(probe, 4096, 0);
+  if (file.ok()) (void)(*file)->CloseAndTruncate(0);
+  fs::remove(probe);
+  return file.ok();
+}
+
+#define SKIP_UNLESS_DIRECT_IO(small)                                       \
+  SKIP_UNLESS_MOUNTED(small);                                              \
+  if (!DirectIoWorks((small).path())) {                                    \
+    GTEST_SKIP() << "no direct I/O on the loop-mounted ext4 at " << (small).path(); \
+  }
+
+Options KAlwaysOptions(size_t wal_file_bytes) {
+  Options o = SmallOptions(wal_file_bytes);
+  o.fsync = FsyncPolicy::kAlways;
+  return o;
+}
+
+TEST(DiskFullDirectIoTest, KAlwaysPutReturnsResourceExhaustedLosesNothingAndResumes) {
+  SmallFileSystem small(16 << 20, SmallFileSystem::Kind::kExt4);
+  SKIP_UNLESS_DIRECT_IO(small);
+  // One log file, larger than the disk: its zero-fill ahead of the writer
+  // runs into the full disk.
+  FillThenResume(small, KAlwaysOptions(64 << 20), 100);
+}
+
+TEST(DiskFullDirectIoTest, KAlwaysLogRotationOntoAFullDiskLosesNothingAndResumes) {
+  SmallFileSystem small(16 << 20, SmallFileSystem::Kind::kExt4);
+  SKIP_UNLESS_DIRECT_IO(small);
+  FillThenResume(small, KAlwaysOptions(256 << 10), 1000);
+}
+
+TEST(DiskFullDirectIoTest, KAlwaysPutBatchLargerThanTheRoomLeftAppliesNothing) {
+  SmallFileSystem small(8 << 20, SmallFileSystem::Kind::kExt4);
+  SKIP_UNLESS_DIRECT_IO(small);
+  const std::string path = small.path() + "/db";
+  const Options options = KAlwaysOptions(64 << 20);
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, path));
+  test::VectorMap model;
+  ASSERT_OK(PutNew(*db, 0, 100, &model));
+  std::vector<uint64_t> ids;
+  const std::vector<float> vectors = LargeBatch(7, &ids);  // more than the whole file system
+  absl::Status s = db->PutBatch(ids, vectors);
+  EXPECT_TRUE(absl::IsResourceExhausted(s)) << s;
+  ExpectAbsent(*db, ids.front());
+  ExpectAbsent(*db, ids.back());
+  EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
+  ASSERT_OK(PutNew(*db, 100, 100, &model));  // what fits still goes through
+  ASSERT_OK(db->Close());
+  ASSERT_OK_AND_ASSIGN(db, DB::Open(options, path));
   EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
 }
 

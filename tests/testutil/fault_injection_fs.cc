@@ -459,6 +459,7 @@ absl::StatusOr<std::unique_ptr<MappedFile>> FaultInjectionFileSystem::OpenTracke
   if (!file.ok()) return file.status();
   nodes_[p] = node;
   if (created) dir_ops_.push_back(DirOp{DirOp::kCreateFile, {Parent(p)}, p});
+  if (direct) direct_files_opened_.fetch_add(1);
   return std::unique_ptr<MappedFile>(
       new FaultMappedFile(this, std::move(node), p, std::move(file).value(), direct));
 }

@@ -100,6 +100,8 @@ class FaultInjectionFileSystem final : public FileSystem {
 
   // Errors returned because of FailNth / TearNthWrite / power being off.
   uint64_t faults_injected() const { return faults_injected_.load(); }
+  // Files OpenDirect opened with direct I/O (not refused as Unimplemented).
+  uint64_t direct_files_opened() const { return direct_files_opened_.load(); }
   // Operations of `op` attempted so far (kAny: all kinds), failed or not.
   uint64_t op_count(FsOp op) const;
 
@@ -210,6 +212,7 @@ class FaultInjectionFileSystem final : public FileSystem {
   FileSystem* const base_;
   std::atomic<bool> powered_off_{false};
   std::atomic<uint64_t> faults_injected_{0};
+  std::atomic<uint64_t> direct_files_opened_{0};
   std::atomic<int> open_handles_{0};
 
   struct Spec {
