@@ -62,13 +62,15 @@ class SmallFileSystem {
       const std::string image = dir_.path() + "/image";
       std::ofstream(image).close();
       fs::resize_file(image, bytes);
-      if (std::system(absl::StrCat("mkfs.ext4 -q -F -m 0 -b 4096 ", image, " >/dev/null 2>&1").c_str()) !=
-          0) {
+      const std::string mkfs =
+          absl::StrCat("mkfs.ext4 -q -F -m 0 -b 4096 ", image, " >/dev/null 2>&1");
+      if (std::system(mkfs.c_str()) != 0) {
         error_ = "mkfs.ext4 failed (is e2fsprogs installed?)";
         return;
       }
-      if (std::system(absl::StrCat("mount -o loop ", image, " ", path_, " >/dev/null 2>&1")
-                          .c_str()) != 0) {
+      const std::string mount_loop =
+          absl::StrCat("mount -o loop ", image, " ", path_, " >/dev/null 2>&1");
+      if (std::system(mount_loop.c_str()) != 0) {
         error_ = "mount -o loop failed (no loop devices?)";
         return;
       }
@@ -114,9 +116,10 @@ class SmallFileSystem {
   std::string error_;
 };
 
-#define SKIP_UNLESS_MOUNTED(small)                                                       \
-  if (!(small).mounted()) {                                                              \
-    GTEST_SKIP() << "cannot mount a small file system (" << (small).error() << "): needs root"; \
+#define SKIP_UNLESS_MOUNTED(small)                                                \
+  if (!(small).mounted()) {                                                       \
+    GTEST_SKIP() << "cannot mount a small file system (" << (small).error()       \
+                 << "): needs root";                                              \
   }
 
 Options SmallOptions(size_t wal_file_bytes) {
@@ -283,9 +286,9 @@ bool DirectIoWorks(const std::string& dir) {
   return file.ok();
 }
 
-#define SKIP_UNLESS_DIRECT_IO(small)                                       \
-  SKIP_UNLESS_MOUNTED(small);                                              \
-  if (!DirectIoWorks((small).path())) {                                    \
+#define SKIP_UNLESS_DIRECT_IO(small)                                              \
+  SKIP_UNLESS_MOUNTED(small);                                                     \
+  if (!DirectIoWorks((small).path())) {                                           \
     GTEST_SKIP() << "no direct I/O on the loop-mounted ext4 at " << (small).path(); \
   }
 

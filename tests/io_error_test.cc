@@ -406,9 +406,6 @@ std::vector<IoCase> Cases() {
     c.setup = [](DB& db, Tracker* t) { PutRange(db, t, "default", 0, 20); };
     c.call = [](DB& db, Tracker* t) { return t->NoEffect(db.Close()); };
   }
-  // The kAlways cases again on a disk, through the direct-I/O log: its
-  // creation, header sync, block writes, rotation and resume after a torn
-  // tail fail in turn.
   {
     IoCase& c = add("PutsThatRotateTheLogKAlways");
     c.policy = FsyncPolicy::kAlways;
@@ -421,6 +418,9 @@ std::vector<IoCase> Cases() {
       return absl::OkStatus();
     };
   }
+  // The kAlways cases, and opening a database with a torn log tail, again
+  // on a disk, through the direct-I/O log: its creation, header sync, block
+  // writes, rotation and resume fail in turn.
   const size_t mapped_cases = cases.size();
   for (size_t i = 0; i < mapped_cases; ++i) {
     if (cases[i].policy != FsyncPolicy::kAlways && cases[i].name != "OpenExisting") continue;
