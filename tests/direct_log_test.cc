@@ -2,17 +2,22 @@
 //
 // The direct-I/O log file (util/direct_log_file.h): synced bytes reach the
 // file and unsynced ones do not, a reopened file keeps the records of its
-// last partial block, bad ranges are refused; and a kAlways database on a
+// last partial block and makes them durable, bad ranges and calls after the
+// close are refused; and a kAlways database on a
 // disk, whose logs use it, keeps every write across reopens, also when the
 // option changes between them. (Kill -9 and power loss with it: recovery_test,
 // fault_injection_fs_test and crash_loop_disk.)
 
 #include "util/direct_log_file.h"
 
-#include <sys/statfs.h>
+#include <fcntl.h>
 #include <linux/magic.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cstring>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -110,6 +115,81 @@ TEST(DirectLogFileTest, ReopenAtAnUnalignedOffsetKeepsTheBytesBeforeIt) {
   EXPECT_EQ(FileContent(path).substr(0, end), first + second);
   ASSERT_OK(file->CloseAndTruncate(end));
   EXPECT_EQ(FileContent(path), first + second);
+}
+
+// Pages of `path` in the page cache that are dirty (not yet written back),
+// by the cachestat system call (Linux 6.5); nullopt where there is none.
+std::optional<uint64_t> DirtyPages(const std::string& path) {
+#ifdef __NR_cachestat
+  const long nr = __NR_cachestat;
+#elif defined(__x86_64__) || defined(__aarch64__)
+  const long nr = 451;  // the same number on every architecture since 6.5
+#else
+  return std::nullopt;
+#endif
+  struct Range {
+    uint64_t offset, length;
+  } range{0, 0};  // length 0: to the end of the file
+  struct Stat {
+    uint64_t cache, dirty, writeback, evicted, recently_evicted;
+  } stat{};
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  const long rc = syscall(nr, fd, &range, &stat, 0);
+  close(fd);
+  if (rc != 0) return std::nullopt;
+  return stat.dirty;
+}
+
+// A log written through the mapping (kNever, kInterval) by a process that
+// died may have its records in the page cache only; SyncPrefix writes only
+// the blocks from the resume point on, so the reopen itself must make the
+// records before it durable, or a power loss could keep a later acknowledged
+// record and lose them.
+TEST(DirectLogFileTest, ReopenMakesTheBytesBeforeTheResumePointDurable) {
+  TempDir dir(TempDir::Storage::kDisk);
+  const std::string path = dir.Sub("log");
+  const std::string records = Pattern(40000, 9);
+  {
+    absl::StatusOr<std::unique_ptr<MappedFile>> mapped =
+        FileSystem::Default()->OpenMapped(path, 64 << 10, /*populate=*/false);
+    ASSERT_TRUE(mapped.ok()) << mapped.status();
+    ASSERT_NO_FATAL_FAILURE(Store(**mapped, 0, records));
+    ASSERT_OK((*mapped)->CloseAndTruncate(records.size()));  // no sync
+  }
+  const std::optional<uint64_t> dirty_before = DirtyPages(path);
+  if (!dirty_before.has_value() || *dirty_before == 0) {
+    GTEST_SKIP() << "cannot see dirty pages here (no cachestat, or written back already)";
+  }
+  OPEN_DIRECT_OR_SKIP(file, path, 64 << 10, records.size());
+  EXPECT_EQ(DirtyPages(path), 0u) << "of " << *dirty_before << " dirty pages before the reopen";
+  ASSERT_OK(file->CloseAndTruncate(records.size()));
+  EXPECT_EQ(FileContent(path), records);
+}
+
+// Both kinds of log file: a closed file refuses every later call instead of
+// touching a closed descriptor or unmapped memory.
+TEST(DirectLogFileTest, CallsAfterCloseAndTruncateAreRefused) {
+  TempDir dir(TempDir::Storage::kDisk);
+  for (const bool direct : {false, true}) {
+    const std::string path = dir.Sub(direct ? "direct" : "mapped");
+    absl::StatusOr<std::unique_ptr<MappedFile>> opened =
+        direct ? OpenDirectLogFile(path, 64 << 10, 0)
+               : FileSystem::Default()->OpenMapped(path, 64 << 10, /*populate=*/false);
+    if (direct && absl::IsUnimplemented(opened.status())) {
+      GTEST_SKIP() << "no direct I/O here: " << opened.status();
+    }
+    ASSERT_TRUE(opened.ok()) << opened.status();
+    MappedFile& file = **opened;
+    ASSERT_NO_FATAL_FAILURE(Store(file, 0, Pattern(100, 1)));
+    ASSERT_OK(file.CloseAndTruncate(100));
+    EXPECT_EQ(file.data(), nullptr) << path;
+    EXPECT_TRUE(absl::IsFailedPrecondition(file.CloseAndTruncate(100))) << path;
+    EXPECT_TRUE(absl::IsFailedPrecondition(file.Sync())) << path;
+    EXPECT_TRUE(absl::IsFailedPrecondition(file.SyncPrefix(100))) << path;
+    file.Populate(0, 4096);  // does nothing
+    EXPECT_EQ(FileContent(path), Pattern(100, 1)) << path;
+  }
 }
 
 TEST(DirectLogFileTest, RangesPastTheCapacityOrTheReservedBytesAreRefused) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "testutil/fault_injection_fs.h"
 #include "testutil/temp_dir.h"
 #include "util/coding.h"
 #include "util/file_system.h"
@@ -306,6 +307,34 @@ TEST_F(WalTest, ConcurrentSyncersCoverEveryAppend) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(ok.load(), 8);
   ASSERT_TRUE(w->Close(true).ok());
+}
+
+// A rotation whose close of the old file fails (it is closed all the same)
+// fails the write, sticks, and nothing touches the closed file again: not a
+// later sync, not Close.
+TEST_F(WalTest, FailedCloseOfTheRotatedFileSticksAndIsNotRepeated) {
+  test::FaultInjectionFileSystem fault_fs;
+  WalWriterOptions options;
+  options.file_bytes = 256;
+  absl::StatusOr<std::unique_ptr<WalWriter>> opened =
+      WalWriter::Open(&fault_fs, dir_.path(), options, 1, 0);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  WalWriter& w = **opened;
+  fault_fs.FailNth(test::FsOp::kTruncate, 1, /*persistent=*/false);
+  absl::StatusOr<char*> begun;
+  for (int i = 0; i < 100; ++i) {
+    begun = w.BeginRecord(PutPayloadSize(1, kDim));
+    if (!begun.ok()) break;
+    std::memset(*begun, 0, PutPayloadSize(1, kDim));
+    w.FinishRecord(RecordType::kPut, next_sequence_++, 1, kDim);
+  }
+  ASSERT_FALSE(begun.ok()) << "no rotation in 100 records of a 256-byte file";
+  EXPECT_EQ(fault_fs.faults_injected(), 1u);
+  EXPECT_EQ(fault_fs.op_count(test::FsOp::kTruncate), 1u);
+  EXPECT_EQ(w.BeginRecord(8).status(), begun.status());  // sticky
+  EXPECT_FALSE(w.SyncFile().ok());
+  (void)w.Close(/*sync=*/false);
+  EXPECT_EQ(fault_fs.op_count(test::FsOp::kTruncate), 1u) << "the closed file was closed again";
 }
 
 TEST(WalFileNameTest, RoundTripsAndRejectsOtherNames) {

@@ -63,11 +63,13 @@ class DirectLogFile final : public MappedFile {
 
   // Only what SyncPrefix wrote is in the file: make its metadata durable.
   absl::Status Sync() override {
+    if (fd_ < 0) return absl::FailedPreconditionError(absl::StrCat(path_, " is closed"));
     if (fdatasync(fd_) != 0) return ErrnoStatus(errno, "fdatasync", path_);
     return absl::OkStatus();
   }
 
   absl::Status SyncPrefix(size_t end) override {
+    if (base_ == nullptr) return absl::FailedPreconditionError(absl::StrCat(path_, " is closed"));
     if (end > capacity_) {
       return absl::OutOfRangeError(
           absl::StrCat("sync past the end of ", path_, ": ", end, " > ", capacity_));
@@ -112,6 +114,7 @@ class DirectLogFile final : public MappedFile {
   absl::Status Reserve(size_t end) override {
     if (end <= zeroed_.load(std::memory_order_acquire)) return absl::OkStatus();
     MutexLock lock(&zero_mu_);
+    if (closed_) return absl::FailedPreconditionError(absl::StrCat(path_, " is closed"));
     return ZeroFillLocked(end, /*exact_on_full=*/true);
   }
 
@@ -129,6 +132,7 @@ class DirectLogFile final : public MappedFile {
 
   absl::Status CloseAndTruncate(size_t length) override {
     MutexLock lock(&zero_mu_);
+    if (closed_) return absl::FailedPreconditionError(absl::StrCat(path_, " is closed"));
     absl::Status status;
     if (length > synced_) {
       // Bytes stored but never synced reach the file now, as they would
@@ -253,6 +257,17 @@ absl::StatusOr<std::unique_ptr<MappedFile>> OpenDirectLogFile(const std::string&
       return ErrnoStatus(err, "pread(O_DIRECT)", path);
     }
     std::memset(data + resume_offset, 0, block + kBlock - resume_offset);
+  }
+  if (resume_offset > 0 && fdatasync(direct_fd) != 0) {
+    // The bytes before the resume point may be in the page cache only:
+    // written through a mapping (the mapped log, kNever or kInterval) by a
+    // process that died. SyncPrefix writes only the blocks from the resume
+    // point on, so without this sync a power loss could keep later,
+    // acknowledged records and lose these before them.
+    const int err = errno;
+    munmap(base, capacity);
+    close(direct_fd);
+    return ErrnoStatus(err, "fdatasync", path);
   }
   return std::unique_ptr<MappedFile>(
       new DirectLogFile(path, direct_fd, data, capacity, resume_offset));

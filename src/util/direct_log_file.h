@@ -38,8 +38,10 @@ namespace shoal {
 
 // Opens (creating when absent) `path` for direct-I/O logging with room for
 // `capacity` bytes (rounded up to 4 KiB). The file's first `resume_offset`
-// bytes are kept (and the last partial block of them read into data());
-// everything after them is overwritten with zeros as the log grows.
+// bytes are kept (and the last partial block of them read into data()) and
+// made durable (fdatasync: they may have been written through a mapping and
+// never synced); everything after them is overwritten with zeros as the log
+// grows.
 // UnimplementedError when the file system cannot do it: tmpfs (no disk
 // behind it: a mapped file is faster), or no O_DIRECT with 4 KiB alignment.
 absl::StatusOr<std::unique_ptr<MappedFile>> OpenDirectLogFile(const std::string& path,

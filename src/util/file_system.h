@@ -54,8 +54,10 @@ class MappedFile {
   // effort; safe to call from another thread, also concurrently with stores,
   // Reserve and CloseAndTruncate (then it does nothing).
   virtual void Populate(size_t offset, size_t length) {}
-  // Unmaps and sets the file's length to `length` (<= capacity), then closes.
-  // No call may follow except the destructor.
+  // Unmaps and sets the file's length to `length` (<= capacity), then closes,
+  // also when it returns an error. Afterwards Sync, SyncPrefix, Reserve
+  // beyond what was reserved and CloseAndTruncate return
+  // FailedPreconditionError, Populate does nothing and data() is null.
   virtual absl::Status CloseAndTruncate(size_t length) = 0;
 };
 
@@ -96,12 +98,13 @@ class FileSystem {
   virtual absl::StatusOr<std::unique_ptr<MappedFile>> OpenMapped(
       const std::string& path, size_t capacity, bool populate) = 0;
   // Opens (creating when absent) `path` as a log file of `capacity` bytes
-  // written with direct I/O, keeping its first `resume_offset` bytes. Unlike
-  // OpenMapped's files, bytes stored through data() reach the file only in
-  // SyncPrefix (durably) or CloseAndTruncate, and are lost if the process
-  // dies first; Sync makes only what SyncPrefix wrote durable. Meant for logs
-  // synced after every write (util/direct_log_file.h). UnimplementedError
-  // when this file system cannot (callers then use OpenMapped); the default.
+  // written with direct I/O, keeping its first `resume_offset` bytes and
+  // making them durable before it returns. Unlike OpenMapped's files, bytes
+  // stored through data() reach the file only in SyncPrefix (durably) or
+  // CloseAndTruncate, and are lost if the process dies first; Sync makes
+  // only what SyncPrefix wrote durable. Meant for logs synced after every
+  // write (util/direct_log_file.h). UnimplementedError when this file system
+  // cannot (callers then use OpenMapped); the default.
   virtual absl::StatusOr<std::unique_ptr<MappedFile>> OpenDirect(const std::string& path,
                                                                  size_t capacity,
                                                                  size_t resume_offset) {

@@ -68,6 +68,7 @@ class PosixMappedFile final : public MappedFile {
   char* data() override { return base_; }
   size_t capacity() const override { return capacity_; }
   absl::Status Sync() override {
+    if (fd_ < 0) return absl::FailedPreconditionError(absl::StrCat(path_, " is closed"));
     // fdatasync writes back pages dirtied through the shared mapping too.
     if (fdatasync(fd_) != 0) return ErrnoStatus(errno, "fdatasync", path_);
     return absl::OkStatus();
@@ -97,6 +98,7 @@ class PosixMappedFile final : public MappedFile {
   }
   absl::Status CloseAndTruncate(size_t length) override {
     MutexLock lock(&map_mu_);
+    if (base_ == nullptr) return absl::FailedPreconditionError(absl::StrCat(path_, " is closed"));
     absl::Status status;
     if (munmap(base_, capacity_) != 0) status = ErrnoStatus(errno, "munmap", path_);
     base_ = nullptr;

@@ -136,7 +136,11 @@ absl::Status WalWriter::RotateFor(size_t need) {
   {
     MutexLock lock(&file_mu_);
     s = file_->SyncPrefix(offset_);
-    if (s.ok()) s = file_->CloseAndTruncate(offset_);
+    if (s.ok()) {
+      s = file_->CloseAndTruncate(offset_);
+      // Closed all the same: no sync or close may reach it again.
+      if (!s.ok()) file_.reset();
+    }
     if (s.ok()) {
       file_ = std::move(next).value();
       number_ += 1;
