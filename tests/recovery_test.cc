@@ -200,6 +200,63 @@ TEST(RecoveryTest, EarlierFileMissingItsLastRecordIsDataLoss) {
   EXPECT_STATUS_CODE(DB::Open(o, dir.path()), absl::StatusCode::kDataLoss);
 }
 
+// The files of a database that does not open are left as they were: a second
+// Open finds the same damage (it once found a file truncated by the first
+// and opened without the lost record).
+TEST(RecoveryTest, DataLossLeavesTheFilesAsTheyWereForTheNextOpen) {
+  TempDir dir;
+  Options o = OneShard();
+  o.wal_file_bytes = 256;
+  {
+    ASSERT_OK_AND_ASSIGN(auto db, DB::Open(o, dir.path()));
+    ASSERT_OK(db->Put(1, test::RandomVector(kDim, 1)));  // alone in file 1
+    std::vector<uint64_t> ids = {2, 3, 4, 5, 6};
+    ASSERT_OK(db->PutBatch(ids, test::RandomVectors(ids.size(), kDim, 2)));
+    for (uint64_t id = 7; id <= 20; ++id) ASSERT_OK(db->Put(id, test::RandomVector(kDim, id)));
+    ASSERT_OK(db->Close());
+  }
+  ASSERT_TRUE(fs::exists(WalPath(dir, 3)));
+  std::string bytes = ReadAll(WalPath(dir, 1));
+  bytes[bytes.size() - 20] ^= 0x40;  // file 1's only record: looks like a torn tail
+  WriteAll(WalPath(dir, 1), bytes);
+  EXPECT_STATUS_CODE(DB::Open(o, dir.path()), absl::StatusCode::kDataLoss);
+  EXPECT_TRUE(ReadAll(WalPath(dir, 1)) == bytes) << "the failed Open changed file 1";
+  EXPECT_STATUS_CODE(DB::Open(o, dir.path()), absl::StatusCode::kDataLoss);
+}
+
+// Nothing flushed yet, so the first log file holds sequence 1: without it the
+// log starts in the middle.
+TEST(RecoveryTest, MissingFirstLogFileIsDataLoss) {
+  TempDir dir;
+  Options o = OneShard();
+  o.wal_file_bytes = 256;
+  {
+    ASSERT_OK_AND_ASSIGN(auto db, DB::Open(o, dir.path()));
+    for (uint64_t id = 1; id <= 20; ++id) ASSERT_OK(db->Put(id, test::RandomVector(kDim, id)));
+    ASSERT_OK(db->Close());
+  }
+  ASSERT_TRUE(fs::exists(WalPath(dir, 3)));
+  fs::remove(WalPath(dir, 1));
+  EXPECT_STATUS_CODE(DB::Open(o, dir.path()), absl::StatusCode::kDataLoss);
+}
+
+// A file header of zeros is what a crash leaves of a file created but never
+// synced, and then no record follows it (the writer syncs the header before
+// the first record): zeros followed by records are damage.
+TEST(RecoveryTest, ZeroedFileHeaderBeforeRecordsIsDataLoss) {
+  TempDir dir;
+  {
+    ASSERT_OK_AND_ASSIGN(auto db, DB::Open(OneShard(), dir.path()));
+    for (uint64_t id = 1; id <= 20; ++id) ASSERT_OK(db->Put(id, test::RandomVector(kDim, id)));
+    ASSERT_OK(db->Close());
+  }
+  std::string bytes = ReadAll(WalPath(dir));
+  std::fill(bytes.begin(), bytes.begin() + 32, '\0');
+  WriteAll(WalPath(dir), bytes);
+  EXPECT_STATUS_CODE(DB::Open(OneShard(), dir.path()), absl::StatusCode::kDataLoss);
+  EXPECT_TRUE(ReadAll(WalPath(dir)) == bytes) << "the failed Open changed the file";
+}
+
 TEST(RecoveryTest, ManyLogFilesReplayInOrder) {
   TempDir dir;
   Options o = OneShard();

@@ -337,6 +337,37 @@ TEST_F(WalTest, FailedCloseOfTheRotatedFileSticksAndIsNotRepeated) {
   EXPECT_EQ(fault_fs.op_count(test::FsOp::kTruncate), 1u) << "the closed file was closed again";
 }
 
+// A rotation syncs the old file before the new one gets records. When that
+// sync fails, the records of the old file that still await their SyncTo must
+// get the failure: a retried fdatasync can report success after the kernel
+// dropped the pages that did not reach the disk.
+TEST_F(WalTest, FailedSyncOfTheRotatedFileFailsEveryLaterSyncTo) {
+  test::FaultInjectionFileSystem fault_fs;
+  WalWriterOptions options;
+  options.file_bytes = 256;
+  absl::StatusOr<std::unique_ptr<WalWriter>> opened =
+      WalWriter::Open(&fault_fs, dir_.path(), options, 1, 0);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  WalWriter& w = **opened;
+  // The rotation's syncs: the new file's header, its directory, then the
+  // old file.
+  fault_fs.FailNth(test::FsOp::kSync, 3, /*persistent=*/false);
+  uint64_t first_lsn = 0;
+  absl::StatusOr<char*> begun;
+  for (int i = 0; i < 100; ++i) {
+    begun = w.BeginRecord(PutPayloadSize(1, kDim));
+    if (!begun.ok()) break;
+    std::memset(*begun, 0, PutPayloadSize(1, kDim));
+    const uint64_t lsn = w.FinishRecord(RecordType::kPut, next_sequence_++, 1, kDim);
+    if (first_lsn == 0) first_lsn = lsn;
+  }
+  ASSERT_FALSE(begun.ok()) << "no rotation in 100 records of a 256-byte file";
+  ASSERT_EQ(fault_fs.faults_injected(), 1u);
+  EXPECT_FALSE(w.SyncTo(first_lsn).ok()) << "a record of the old file was acknowledged";
+  EXPECT_FALSE(w.SyncTo(w.end_lsn()).ok());
+  EXPECT_FALSE(w.Close(/*sync=*/true).ok());
+}
+
 TEST(WalFileNameTest, RoundTripsAndRejectsOtherNames) {
   uint64_t n = 0;
   EXPECT_TRUE(ParseWalFileName(WalFileName(42), &n));

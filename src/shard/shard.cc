@@ -160,11 +160,14 @@ absl::Status Shard::ApplyRecord(const wal::RecordView& r, uint64_t file_number) 
 absl::Status Shard::ReplayLog(const std::vector<uint64_t>& numbers, Damage* damage,
                               uint64_t* resume_number, size_t* resume_offset) {
   // Records up to flushed_sequence_ are in segments; the first one after it
-  // must follow it exactly.
-  bool sequence_known = flushed_sequence_ > 0;
+  // must follow it exactly (a bulk load's barrier record takes its sequence,
+  // so there is no other gap).
   next_sequence_ = flushed_sequence_ + 1;
   active_min_sequence_ = next_sequence_;
   std::optional<Damage> torn;  // an earlier file whose tail was torn
+  // Tails to drop, once every file has been read: a tail that a later file
+  // shows to be damage must stay for the DataLossError (and the next Open).
+  std::vector<std::pair<std::string, size_t>> cuts;
   for (size_t i = 0; i < numbers.size(); ++i) {
     const std::string path = JoinPath(dir_, wal::WalFileName(numbers[i]));
     SHOAL_ASSIGN_OR_RETURN(std::string contents, fs_->ReadFile(path));
@@ -173,7 +176,7 @@ absl::Status Shard::ReplayLog(const std::vector<uint64_t>& numbers, Damage* dama
         contents, path, options_.index, numbers[i], options_.dim,
         [&](const wal::RecordView& r) -> absl::Status {
           if (r.sequence + r.count - 1 <= flushed_sequence_) return absl::OkStatus();
-          if (torn.has_value() && !(sequence_known && r.sequence == next_sequence_)) {
+          if (torn.has_value() && r.sequence != next_sequence_) {
             // An earlier file lost its tail, yet this one holds records that
             // do not continue where it ends: a hole in the log. (When they do
             // continue, the torn bytes were stale: written after the end a
@@ -181,15 +184,13 @@ absl::Status Shard::ReplayLog(const std::vector<uint64_t>& numbers, Damage* dama
             *damage = *torn;
             return absl::CancelledError();
           }
-          if (sequence_known && r.sequence != next_sequence_) {
+          if (r.sequence != next_sequence_) {
             gap = Damage{i, r.offset,
                          absl::StrCat("write-ahead log ", path, ": record at offset ",
                                       r.offset, " has sequence ", r.sequence,
                                       ", expected ", next_sequence_)};
             return absl::CancelledError();
           }
-          if (!sequence_known) active_min_sequence_ = r.sequence;
-          sequence_known = true;
           return ApplyRecord(r, numbers[i]);
         });
     if (gap.has_value()) {
@@ -213,14 +214,15 @@ absl::Status Shard::ReplayLog(const std::vector<uint64_t>& numbers, Damage* dama
                                  result.valid_end, ", yet later log files hold records")};
     }
     if (result.valid_end < contents.size()) {
-      // Drop the torn tail (or the reserved zeros), so that new records never
-      // sit before stale bytes.
-      SHOAL_RETURN_IF_ERROR(fs_->Truncate(path, result.valid_end));
+      cuts.emplace_back(path, result.valid_end);
       recovery_.torn_tail_dropped |= result.torn_tail;
     }
     *resume_number = numbers[i];
     *resume_offset = result.valid_end;
   }
+  // Drop the torn tails (and the reserved zeros), so that new records never
+  // sit before stale bytes.
+  for (const auto& [path, length] : cuts) SHOAL_RETURN_IF_ERROR(fs_->Truncate(path, length));
   return absl::OkStatus();
 }
 
@@ -321,7 +323,7 @@ absl::Status Shard::AfterAppend(uint64_t lsn) {
 
 absl::Status Shard::Put(std::span<const uint64_t> ids, std::span<const float* const> rows,
                         int64_t route_us) {
-  SyncingWriter syncing(this);
+  std::optional<SyncingWriter> syncing;
   PutTiming put_timing;
   PutTiming* timed = timing::kEnabled ? &put_timing : nullptr;
   const int64_t start = timed != nullptr ? timing::NowMicros() : 0;
@@ -333,6 +335,9 @@ absl::Status Shard::Put(std::span<const uint64_t> ids, std::span<const float* co
            options_.flusher != nullptr) {
       flushed_.Wait(&mu_);
     }
+    // Counted for the group commit only from here: a writer held back above
+    // for a flush (a graph build) would make every gather wait it out.
+    syncing.emplace(this);
     if (closed_) return absl::FailedPreconditionError("database is closed");
     if (frozen_.size() >= kMaxFrozen && !flush_status_.ok()) return flush_status_;
     SHOAL_ASSIGN_OR_RETURN(lsn, AppendPut(ids, rows, timed));

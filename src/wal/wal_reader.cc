@@ -78,7 +78,14 @@ absl::StatusOr<ReadResult> ReadWalFile(
     const std::function<absl::Status(const RecordView&)>& on_record) {
   ReadResult result;
   if (data.size() < kFileHeaderSize || AllZero(data.substr(0, kFileHeaderSize))) {
-    // Created, but the header never reached the disk: no records can follow.
+    // Created, but the header never reached the disk: no records can follow
+    // (the writer syncs a new file's header before its first record). Valid
+    // records after a zeroed header are damage, not a crash.
+    if (data.size() >= kFileHeaderSize &&
+        ValidRecordAfter(data, kFileHeaderSize - kRecordAlignment, dim)) {
+      return absl::DataLossError(absl::StrCat(
+          "write-ahead log ", path, ": file header zeroed at offset 0, yet records follow"));
+    }
     result.torn_tail = !AllZero(data);
     return result;
   }

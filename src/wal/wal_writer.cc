@@ -141,6 +141,10 @@ absl::Status WalWriter::RotateFor(size_t need) {
       // Closed all the same: no sync or close may reach it again.
       if (!s.ok()) file_.reset();
     }
+    // A failed sync is sticky for SyncTo too: a retried fdatasync may report
+    // success after the kernel dropped the pages that failed to reach the
+    // disk, and records of the old file still await their sync.
+    if (!s.ok()) file_status_ = s;
     if (s.ok()) {
       file_ = std::move(next).value();
       number_ += 1;
@@ -203,6 +207,7 @@ uint64_t WalWriter::FinishRecord(RecordType type, uint64_t sequence,
 
 absl::Status WalWriter::SyncCurrentFile() {
   MutexLock lock(&file_mu_);
+  SHOAL_RETURN_IF_ERROR(file_status_);
   if (file_ == nullptr) return absl::FailedPreconditionError("log is closed");
   // Every record finished so far in this file (a rotation replaces file_
   // only under file_mu_, after syncing the old one).
@@ -253,6 +258,14 @@ absl::Status WalWriter::SyncToLocked(uint64_t lsn, bool* synced) {
   absl::Status result;
   while (synced_lsn_ < lsn) {
     if (!sync_status_.ok()) {
+      // No sync will run again: release the records finished after the
+      // failed one started, or the group's gathers would count them forever.
+      const uint64_t records = records_.load(std::memory_order_acquire);
+      if (records > synced_records_) {
+        group_->unreleased.fetch_sub(static_cast<int64_t>(records - synced_records_),
+                                     std::memory_order_acq_rel);
+        synced_records_ = records;
+      }
       result = sync_status_;
       break;
     }

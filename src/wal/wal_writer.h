@@ -144,6 +144,9 @@ class WalWriter {
   std::shared_ptr<MappedFile> file_;
   // End of the last finished record in file_ (offset_, for syncers).
   std::atomic<size_t> file_end_{0};
+  // Set when a rotation failed to sync or close the old file; every later
+  // sync returns it.
+  absl::Status file_status_ ABSL_GUARDED_BY(file_mu_);
 
   // Group commit.
   Mutex sync_mu_;
