@@ -35,13 +35,15 @@ absl::StatusOr<std::unique_ptr<Collection>> Collection::Open(
     const Context& context, const std::string& dir, std::string name,
     const CollectionOptions& options, const std::vector<ShardMeta>& shards) {
   std::unique_ptr<Collection> c(
-      new Collection(context.pool, dir, std::move(name), options, context.manifest));
+      new Collection(context.pool, dir, std::move(name), options, context.manifest,
+                     context.incarnation));
   c->shards_.resize(options.shard_count);
   std::vector<absl::Status> status(options.shard_count);
   context.pool->ParallelFor(options.shard_count, [&](size_t i) {
     const Options& db = context.db_options;
     ShardOptions so;
     so.collection = c->name_;
+    so.collection_incarnation = context.incarnation;
     so.index = static_cast<uint32_t>(i);
     so.dim = options.dim;
     so.metric = options.metric;
@@ -226,7 +228,7 @@ absl::Status Collection::BulkLoad(std::span<const uint64_t> ids,
     edit.add.push_back(parts[j].meta);
     edits.push_back(std::move(edit));
   }
-  if (status.ok()) status = manifest_->Apply(name_, edits);
+  if (status.ok()) status = manifest_->Apply(name_, incarnation_, edits);
   if (!status.ok()) {
     // In doubt, MANIFEST may name the files: they stay.
     const bool keep_files = ManifestWriteInDoubt(status);

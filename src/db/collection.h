@@ -35,6 +35,7 @@ class Collection {
     BackgroundWorker* flusher = nullptr;
     ManifestEditor* manifest = nullptr;
     Options db_options;
+    uint64_t incarnation = 0;  // for ManifestEditor::Apply
   };
 
   // Opens (creating when absent) the collection stored in `dir`, recovering
@@ -78,9 +79,9 @@ class Collection {
 
  private:
   Collection(ThreadPool* pool, std::string dir, std::string name,
-             const CollectionOptions& options, ManifestEditor* manifest)
+             const CollectionOptions& options, ManifestEditor* manifest, uint64_t incarnation)
       : pool_(pool), dir_(std::move(dir)), name_(std::move(name)), options_(options),
-        manifest_(manifest) {}
+        manifest_(manifest), incarnation_(incarnation) {}
 
   // The query as searched: validated, and normalized for kCosine.
   absl::Status PrepareQuery(std::span<const float> query, std::vector<float>* out) const;
@@ -101,6 +102,7 @@ class Collection {
   const std::string name_;
   const CollectionOptions options_;
   ManifestEditor* const manifest_;
+  const uint64_t incarnation_;
   // What the shards' log syncers know of each other (before shards_: it
   // outlives them).
   wal::GroupCommitCounters group_commit_;

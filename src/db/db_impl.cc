@@ -60,6 +60,7 @@ absl::Status DBImpl::Open() {
     }
     SHOAL_ASSIGN_OR_RETURN(std::string bytes, fs_->ReadFile(manifest_path));
     SHOAL_ASSIGN_OR_RETURN(Manifest manifest, DecodeManifest(bytes, manifest_path));
+    for (CollectionMeta& meta : manifest.collections) meta.incarnation = next_incarnation_++;
     {
       MutexLock manifest_lock(&manifest_mu_);
       manifest_ = manifest;
@@ -68,7 +69,8 @@ absl::Status DBImpl::Open() {
     for (size_t i = 0; i < manifest.collections.size(); ++i) {
       const CollectionMeta& meta = manifest.collections[i];
       SHOAL_ASSIGN_OR_RETURN(opened[i],
-                             Collection::Open(MakeContext(), JoinPath(path_, meta.name),
+                             Collection::Open(MakeContext(meta.incarnation),
+                                              JoinPath(path_, meta.name),
                                               meta.name, meta.options, meta.shards));
     }
     for (auto& c : opened) collections_.emplace(c->name(), std::move(c));
@@ -132,8 +134,9 @@ absl::Status DBImpl::CheckWritable() const {
   return read_only_cause_;
 }
 
-Collection::Context DBImpl::MakeContext() {
+Collection::Context DBImpl::MakeContext(uint64_t incarnation) {
   Collection::Context context;
+  context.incarnation = incarnation;
   context.fs = fs_;
   context.pool = pool_.get();
   context.prefaulter = prefaulter_.get();
@@ -148,10 +151,13 @@ uint64_t DBImpl::NewFileNumber() {
   return manifest_.next_file_number++;
 }
 
-absl::Status DBImpl::Apply(const std::string& collection, std::span<const ShardEdit> edits) {
+absl::Status DBImpl::Apply(const std::string& collection, uint64_t incarnation,
+                           std::span<const ShardEdit> edits) {
   MutexLock lock(&manifest_mu_);
   auto it = std::find_if(manifest_.collections.begin(), manifest_.collections.end(),
-                         [&](const CollectionMeta& c) { return c.name == collection; });
+                         [&](const CollectionMeta& c) {
+                           return c.name == collection && c.incarnation == incarnation;
+                         });
   if (it == manifest_.collections.end()) {
     return absl::NotFoundError(absl::StrCat("collection '", collection, "' was dropped"));
   }
@@ -206,12 +212,14 @@ absl::Status DBImpl::CreateLocked(std::string_view name, CollectionOptions optio
   const std::string dir = JoinPath(path_, name);
   // Files left by a drop that crashed before removing them belong to no one.
   SHOAL_RETURN_IF_ERROR(fs_->RemoveDirRecursive(dir));
+  const uint64_t incarnation = next_incarnation_++;
   SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Collection> c,
-                         Collection::Open(MakeContext(), dir, std::string(name), options, {}));
+                         Collection::Open(MakeContext(incarnation), dir, std::string(name),
+                                          options, {}));
   absl::Status s;
   {
     MutexLock manifest_lock(&manifest_mu_);
-    CollectionMeta meta{std::string(name), options, {}};
+    CollectionMeta meta{std::string(name), options, {}, incarnation};
     meta.shards.resize(options.shard_count);
     manifest_.collections.push_back(std::move(meta));
     s = WriteManifestLocked();

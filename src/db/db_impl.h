@@ -86,10 +86,14 @@ class DBImpl final : public DB, private ManifestEditor {
   absl::Status WriteManifestLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(manifest_mu_);
   // OK, or the error that made the database read-only until reopened.
   absl::Status CheckWritable() const;
-  Collection::Context MakeContext();
+  // `incarnation`: a number no other collection opened or created by this
+  // DBImpl has (CollectionMeta::incarnation).
+  Collection::Context MakeContext(uint64_t incarnation);
+  std::atomic<uint64_t> next_incarnation_{1};
   // ManifestEditor:
   uint64_t NewFileNumber() override;
-  absl::Status Apply(const std::string& collection, std::span<const ShardEdit> edits) override;
+  absl::Status Apply(const std::string& collection, uint64_t incarnation,
+                     std::span<const ShardEdit> edits) override;
   absl::Status OpenDefaultCollection() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void IntervalSyncLoop();
   std::vector<std::shared_ptr<Collection>> AllCollections() const;

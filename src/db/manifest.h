@@ -43,6 +43,10 @@ struct CollectionMeta {
   std::string name;
   CollectionOptions options;  // shard_count resolved (>= 1)
   std::vector<ShardMeta> shards;  // shard_count entries
+  // In memory only (not encoded): which opening or creation of `name` in
+  // this process, so that an edit of a dropped collection never lands in
+  // a new one of the same name (ManifestEditor::Apply).
+  uint64_t incarnation = 0;
 };
 
 struct Manifest {

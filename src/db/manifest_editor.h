@@ -31,6 +31,9 @@ class ManifestEditor {
   virtual uint64_t NewFileNumber() = 0;
   // Applies every edit to `collection`'s shards in one durable manifest
   // write: after a crash, all of them or none of them are in effect.
+  // `incarnation` is the collection's (Collection::Context::incarnation):
+  // when that collection was dropped since (and perhaps created again under
+  // the same name), returns NotFoundError and changes nothing.
   //
   // On error the edit is normally not in effect and the caller may delete
   // the files it added. The exception is ManifestWriteInDoubt(status): the
@@ -39,6 +42,7 @@ class ManifestEditor {
   // delete nothing that either names; the database refuses every later write
   // (and every later edit) until it is reopened.
   [[nodiscard]] virtual absl::Status Apply(const std::string& collection,
+                                           uint64_t incarnation,
                                            std::span<const ShardEdit> edits) = 0;
 };
 

@@ -473,7 +473,10 @@ absl::Status Shard::FlushOldest() {
   edit.add.push_back(meta);
   edit.flushed_sequence = f.max_sequence;
   absl::Status s = segment.status();
-  if (s.ok()) s = options_.manifest->Apply(options_.collection, {&edit, 1});
+  if (s.ok()) {
+    s = options_.manifest->Apply(options_.collection, options_.collection_incarnation,
+                                 {&edit, 1});
+  }
   if (!s.ok()) {
     // In doubt, MANIFEST may name the file: it stays.
     if (!ManifestWriteInDoubt(s)) (void)fs_->RemoveFile(path);
@@ -688,7 +691,10 @@ absl::Status Shard::Compact() {
   edit.add.push_back(meta);
   for (const SegmentSource& s : inputs) edit.remove.push_back(s.meta.number);
   absl::Status s = segment.status();
-  if (s.ok()) s = options_.manifest->Apply(options_.collection, {&edit, 1});
+  if (s.ok()) {
+    s = options_.manifest->Apply(options_.collection, options_.collection_incarnation,
+                                 {&edit, 1});
+  }
   if (!s.ok()) {
     // In doubt, MANIFEST may name the file: it stays.
     if (!ManifestWriteInDoubt(s)) (void)fs_->RemoveFile(path);

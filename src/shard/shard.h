@@ -53,6 +53,7 @@ namespace shoal {
 
 struct ShardOptions {
   std::string collection;
+  uint64_t collection_incarnation = 0;  // for ManifestEditor::Apply
   uint32_t index = 0;  // this shard's number within its collection
   uint32_t dim = 0;
   Metric metric = Metric::kL2;
