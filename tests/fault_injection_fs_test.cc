@@ -220,6 +220,40 @@ TEST_F(FaultFsTest, KeepRandomPrefixKeepsAPrefixOfTheChangeInOrder) {
   EXPECT_TRUE(kept_lengths.count(16) || kept_lengths.count(64));
 }
 
+TEST_F(FaultFsTest, KeepRandomBlocksKeepsBlocksOfTheChangeInAnyOrder) {
+  constexpr size_t kBlock = 4096, kBlocks = 6;
+  const std::string durable(kBlock * kBlocks, 'd');
+  const std::string changed(kBlock * kBlocks, 'n');
+  bool later_without_earlier = false;
+  for (uint64_t seed = 0; seed < 32; ++seed) {
+    Write("f", durable, true);
+    ASSERT_OK(fs_.SyncDir(dir_.path()));
+    ASSERT_OK(fs_.DropUnsyncedData());
+    {
+      ASSERT_OK_AND_ASSIGN(auto file, fs_.OpenMapped(P("f"), durable.size(), false));
+      std::memcpy(file->data(), changed.data(), changed.size());
+      ASSERT_OK(file->CloseAndTruncate(changed.size()));
+    }
+    FaultInjectionFileSystem::DropOptions options;
+    options.keep_random_blocks = true;
+    options.seed = seed;
+    ASSERT_OK(fs_.DropUnsyncedData(options));
+    const std::string got = Read("f");
+    ASSERT_EQ(got.size(), durable.size());
+    bool kept_before = true;
+    for (size_t b = 0; b < kBlocks; ++b) {
+      const std::string block = got.substr(b * kBlock, kBlock);
+      // Each block whole: the durable one or the changed one.
+      ASSERT_TRUE(block == durable.substr(0, kBlock) || block == changed.substr(0, kBlock))
+          << "seed " << seed << " block " << b;
+      const bool kept = block[0] == 'n';
+      later_without_earlier |= kept && !kept_before;
+      kept_before = kept;
+    }
+  }
+  EXPECT_TRUE(later_without_earlier);  // not only prefixes
+}
+
 // ---- Power loss: directory entries ----
 
 TEST_F(FaultFsTest, UnsyncedCreationIsUndoneSyncedOneKept) {

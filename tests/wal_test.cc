@@ -24,6 +24,7 @@ namespace shoal::wal {
 namespace {
 
 constexpr uint32_t kDim = 4;
+constexpr size_t kMarkBytes = AlignRecord(kRecordHeaderSize + kSyncMarkPayload);
 
 struct Op {
   RecordType type;
@@ -129,40 +130,79 @@ TEST_F(WalTest, TruncatedTrailingRecordIsIgnoredAtEveryOffset) {
   auto w = NewWriter();
   AppendPut(w.get(), 1, 2);
   ASSERT_TRUE(w->Close(true).ok());
-  const size_t first_end = Contents().size();
+  const size_t first_end = Contents().size();  // the put, then the closing sync mark
   w = nullptr;
   WalWriterOptions options;
   auto resumed = WalWriter::Open(fs(), dir_.path(), options, 1, first_end);
   ASSERT_TRUE(resumed.ok());
-  AppendPut(resumed->get(), 50, 3);
+  AppendPut(resumed->get(), 50, 3);  // after a sync mark: the resumed bytes are durable
+  const size_t mark_end = first_end + kMarkBytes;
   ASSERT_TRUE((*resumed)->Close(true).ok());
   const std::string full = Contents();
-  ASSERT_GT(full.size(), first_end);
+  ASSERT_GT(full.size(), mark_end);
 
-  for (size_t cut = first_end; cut < full.size(); ++cut) {
+  // Cut anywhere in the resumed part before the end of the second put.
+  for (size_t cut = first_end; cut < full.size() - kMarkBytes; ++cut) {
     std::vector<Op> ops;
     auto result = Read(full.substr(0, cut), &ops);
     ASSERT_TRUE(result.ok()) << "cut at " << cut << ": " << result.status();
     ASSERT_EQ(ops.size(), 1u) << "cut at " << cut;
-    EXPECT_EQ(result->valid_end, first_end);
+    EXPECT_EQ(result->valid_end, cut < mark_end ? first_end : mark_end) << "cut at " << cut;
     EXPECT_FALSE(result->corrupted) << "cut at " << cut;
-    EXPECT_EQ(result->torn_tail, cut > first_end) << "cut at " << cut;
+    EXPECT_EQ(result->torn_tail, cut > first_end && cut != mark_end) << "cut at " << cut;
   }
 }
 
+// What a crash leaves of a log (no closing sync mark): a damaged last record
+// is a torn write.
 TEST_F(WalTest, FlippedByteInLastRecordIsATornTail) {
   auto w = NewWriter();
   AppendPut(w.get(), 1, 2);
   AppendPut(w.get(), 10, 2);
-  ASSERT_TRUE(w->Close(true).ok());
-  std::string contents = Contents();
-  contents[contents.size() - 9] ^= 0x40;
+  std::string contents = Contents();  // while open: records are in the file at once
+  const size_t end = w->end_lsn() + kFileHeaderSize;
+  contents.resize(end);
+  contents[end - 9] ^= 0x40;
   std::vector<Op> ops;
   auto result = Read(contents, &ops);
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(ops.size(), 1u);
   EXPECT_TRUE(result->torn_tail);
   EXPECT_FALSE(result->corrupted);
+}
+
+// A crash during a sync can leave any subset of its blocks on the disk: a
+// damaged record with valid records after it that no sync mark proves
+// durable is a sync cut short (a torn tail), not damage.
+TEST_F(WalTest, DamageNoSyncMarkProvesDurableIsATornTailDespiteValidRecordsAfterIt) {
+  auto w = NewWriter();
+  AppendPut(w.get(), 1, 1);
+  AppendPut(w.get(), 2, 1);
+  ASSERT_TRUE(w->SyncTo(w->end_lsn()).ok());
+  const size_t synced_end = w->end_lsn() + kFileHeaderSize;
+  AppendPut(w.get(), 3, 1);  // after a sync mark claiming synced_end
+  const size_t third_end = w->end_lsn() + kFileHeaderSize;
+  AppendPut(w.get(), 4, 1);
+  AppendPut(w.get(), 5, 1);
+  std::string contents = Contents().substr(0, w->end_lsn() + kFileHeaderSize);
+  EXPECT_EQ(static_cast<uint8_t>(contents[synced_end + 12]), kSyncMarkType);
+  contents[third_end + kRecordHeaderSize + 3] ^= 0x40;  // the 4th put; the 5th stays valid
+  std::vector<Op> ops;
+  auto result = Read(contents, &ops);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_FALSE(result->corrupted);
+  EXPECT_TRUE(result->torn_tail);
+  EXPECT_EQ(result->valid_end, third_end);
+  ASSERT_EQ(ops.size(), 3u);
+  EXPECT_EQ(ops[2].ids[0], 3u);
+
+  // Damage before what that mark proves durable is damage.
+  contents[kFileHeaderSize + kRecordHeaderSize + 3] ^= 0x40;  // the 1st put
+  ops.clear();
+  result = Read(contents, &ops);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->corrupted);
+  EXPECT_EQ(result->corrupt_offset, kFileHeaderSize);
 }
 
 TEST_F(WalTest, ChecksumMismatchBeforeTheTailIsCorruption) {
@@ -245,7 +285,7 @@ TEST_F(WalTest, UnknownRecordTypeWithSafeToIgnoreBitIsSkipped) {
   auto result = Read(Contents(), &ops);
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(ops.size(), 2u);
-  EXPECT_EQ(result->records, 3u);
+  EXPECT_EQ(result->records, 4u);  // and the closing sync mark
   EXPECT_FALSE(result->corrupted);
 }
 

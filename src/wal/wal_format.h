@@ -23,7 +23,8 @@
 //     count     u32                   ops in the record (>= 1)
 //     dim       u32                   floats per vector (0 otherwise)
 //     payload   kPut: count ids (u64), then count*dim floats (f32)
-//               kDelete: count ids (u64); kBarrier: nothing (count = 1)
+//               kDelete: count ids (u64); kBarrier: nothing (count = 1);
+//               sync mark (kSyncMarkType): a u64 offset (count = 1)
 //     padding   zeros up to the next multiple of 8
 //   then zeros to the end of the file (space reserved for later records).
 //
@@ -53,8 +54,16 @@ enum class RecordType : uint8_t {
   kBarrier = 3,
 };
 // Record types with this bit set may be skipped by a reader that does not know
-// them; an unknown type without it is an error.
+// them; an unknown type without it is an error. They take no sequence number.
 inline constexpr uint8_t kSafeToIgnoreBit = 0x80;
+
+// A sync mark (safe to ignore; count 1, dim 0, sequence 0, payload: u64): every
+// byte of this file before that offset was durable when the mark was written.
+// A reader that finds damage followed by valid records uses the marks after
+// it to tell a sync cut short by a crash (its blocks reach the disk in any
+// order: drop them) from damage to durable records (DataLossError).
+inline constexpr uint8_t kSyncMarkType = kSafeToIgnoreBit | 0x01;
+inline constexpr size_t kSyncMarkPayload = 8;
 
 inline constexpr size_t AlignRecord(size_t n) {
   return (n + kRecordAlignment - 1) & ~(kRecordAlignment - 1);

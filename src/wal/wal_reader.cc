@@ -40,6 +40,9 @@ Parse ParseRecordAt(std::string_view data, size_t off, uint32_t dim, RecordView*
     case static_cast<uint8_t>(RecordType::kBarrier):
       if (count != 1 || rec_dim != 0 || length != 0) return Parse::kBad;
       break;
+    case kSyncMarkType:
+      if (count != 1 || rec_dim != 0 || length != kSyncMarkPayload) return Parse::kBad;
+      break;
     default:
       if ((type & kSafeToIgnoreBit) == 0) return Parse::kBad;
   }
@@ -55,15 +58,26 @@ Parse ParseRecordAt(std::string_view data, size_t off, uint32_t dim, RecordView*
   return Parse::kValid;
 }
 
-// True when a valid record starts anywhere in (from, end).
-bool ValidRecordAfter(std::string_view data, size_t from, uint32_t dim) {
-  RecordView unused;
+// What lies after offset `from`: whether a valid record starts anywhere in
+// (from, end), and the largest offset the sync marks among them prove durable
+// (0 when none).
+struct After {
+  bool valid_record = false;
+  uint64_t proven_durable = 0;
+};
+After ScanAfter(std::string_view data, size_t from, uint32_t dim) {
+  After after;
+  RecordView r;
   for (size_t off = from + kRecordAlignment; off + kRecordHeaderSize <= data.size();
        off += kRecordAlignment) {
     if (DecodeFixed64(data.data() + off) == 0) continue;  // fast skip over zeros
-    if (ParseRecordAt(data, off, dim, &unused) == Parse::kValid) return true;
+    if (ParseRecordAt(data, off, dim, &r) != Parse::kValid) continue;
+    after.valid_record = true;
+    if (static_cast<uint8_t>(r.type) == kSyncMarkType) {
+      after.proven_durable = std::max(after.proven_durable, DecodeFixed64(r.ids));
+    }
   }
-  return false;
+  return after;
 }
 
 bool AllZero(std::string_view bytes) {
@@ -82,7 +96,7 @@ absl::StatusOr<ReadResult> ReadWalFile(
     // (the writer syncs a new file's header before its first record). Valid
     // records after a zeroed header are damage, not a crash.
     if (data.size() >= kFileHeaderSize &&
-        ValidRecordAfter(data, kFileHeaderSize - kRecordAlignment, dim)) {
+        ScanAfter(data, kFileHeaderSize - kRecordAlignment, dim).valid_record) {
       return absl::DataLossError(absl::StrCat(
           "write-ahead log ", path, ": file header zeroed at offset 0, yet records follow"));
     }
@@ -117,7 +131,11 @@ absl::StatusOr<ReadResult> ReadWalFile(
     off += AlignRecord(kRecordHeaderSize + record.payload_length);
   }
   result.valid_end = std::min(off, data.size());
-  if (ValidRecordAfter(data, result.valid_end, dim)) {
+  // Valid records after an invalid one: damage to durable bytes when a sync
+  // mark after it proves them durable; else what a crash leaves of a sync
+  // cut short (the blocks of one write, the pages of one fdatasync, reach
+  // the disk in any order), none of it acknowledged: a torn tail.
+  if (ScanAfter(data, result.valid_end, dim).proven_durable > result.valid_end) {
     result.corrupted = true;
     result.corrupt_offset = result.valid_end;
     return result;

@@ -68,7 +68,12 @@ absl::StatusOr<std::unique_ptr<MappedFile>> WalWriter::MapFile(
   if (file == nullptr) {
     SHOAL_ASSIGN_OR_RETURN(file, fs_->OpenMapped(path, capacity, options_.populate));
   }
-  if (resume_offset == 0) {
+  if (resume_offset > 0) {
+    // The records kept may be in the page cache only (a process that died
+    // under kNever): durable first, so that the sync mark the next record
+    // brings tells the truth. (OpenDirect did it already.)
+    if (!direct_) SHOAL_RETURN_IF_ERROR(file->Sync());
+  } else {
     SHOAL_RETURN_IF_ERROR(file->Reserve(kFileHeaderSize));
     char* h = file->data();
     std::memcpy(h, kFileMagic.data(), kFileMagic.size());
@@ -97,7 +102,9 @@ absl::Status WalWriter::OpenFile(uint64_t number, size_t resume_offset,
     number_ = number;
     offset_ = resume_offset == 0 ? kFileHeaderSize : resume_offset;
     file_end_.store(offset_, std::memory_order_release);
+    file_durable_.store(offset_, std::memory_order_release);
   }
+  marked_ = kFileHeaderSize;
   prefaulted_ = offset_;
   PrefaultAhead();
   return absl::OkStatus();
@@ -150,6 +157,7 @@ absl::Status WalWriter::RotateFor(size_t need) {
       number_ += 1;
       offset_ = kFileHeaderSize;
       file_end_.store(offset_, std::memory_order_release);
+      file_durable_.store(offset_, std::memory_order_release);  // the header was synced
     }
   }
   if (!s.ok()) {
@@ -157,8 +165,32 @@ absl::Status WalWriter::RotateFor(size_t need) {
     return s;
   }
   prefaulted_ = offset_;
+  marked_ = kFileHeaderSize;
   PrefaultAhead();
   return absl::OkStatus();
+}
+
+absl::StatusOr<bool> WalWriter::AppendSyncMarkIfDue(size_t then) {
+  const size_t durable = file_durable_.load(std::memory_order_acquire);
+  constexpr size_t kMarkBytes = AlignRecord(kRecordHeaderSize + kSyncMarkPayload);
+  if (durable <= marked_ || offset_ + kMarkBytes + then > file_->capacity()) return false;
+  SHOAL_RETURN_IF_ERROR(file_->Reserve(offset_ + kMarkBytes + then));
+  char* h = file_->data() + offset_;
+  EncodeFixed32(h + 8, static_cast<uint32_t>(kSyncMarkPayload));
+  h[12] = static_cast<char>(kSyncMarkType);
+  h[13] = 0;
+  EncodeFixed16(h + 14, 0);
+  EncodeFixed64(h + 16, 0);
+  EncodeFixed32(h + 24, 1);
+  EncodeFixed32(h + 28, 0);
+  EncodeFixed64(h + kRecordHeaderSize, durable);
+  static_assert(kRecordHeaderSize + kSyncMarkPayload == kMarkBytes);
+  EncodeFixed64(h, Checksum64(h + 8, kMarkBytes - 8));
+  offset_ += kMarkBytes;
+  marked_ = durable;
+  file_end_.store(offset_, std::memory_order_release);
+  end_lsn_.fetch_add(kMarkBytes, std::memory_order_acq_rel);
+  return true;
 }
 
 absl::StatusOr<uint64_t> WalWriter::Rotate() {
@@ -176,7 +208,8 @@ absl::StatusOr<char*> WalWriter::BeginRecord(size_t payload_length) {
   const size_t need = AlignRecord(kRecordHeaderSize + payload_length);
   if (offset_ + need > file_->capacity()) SHOAL_RETURN_IF_ERROR(RotateFor(need));
   // A full file system fails here, before any byte is stored.
-  SHOAL_RETURN_IF_ERROR(file_->Reserve(offset_ + need));
+  SHOAL_ASSIGN_OR_RETURN(const bool marked, AppendSyncMarkIfDue(need));
+  if (!marked) SHOAL_RETURN_IF_ERROR(file_->Reserve(offset_ + need));  // else reserved with it
   pending_payload_ = payload_length;
   return file_->data() + offset_ + kRecordHeaderSize;
 }
@@ -211,7 +244,12 @@ absl::Status WalWriter::SyncCurrentFile() {
   if (file_ == nullptr) return absl::FailedPreconditionError("log is closed");
   // Every record finished so far in this file (a rotation replaces file_
   // only under file_mu_, after syncing the old one).
-  return file_->SyncPrefix(file_end_.load(std::memory_order_acquire));
+  const size_t end = file_end_.load(std::memory_order_acquire);
+  SHOAL_RETURN_IF_ERROR(file_->SyncPrefix(end));
+  if (end > file_durable_.load(std::memory_order_relaxed)) {
+    file_durable_.store(end, std::memory_order_release);
+  }
+  return absl::OkStatus();
 }
 
 absl::Status WalWriter::SyncTo(uint64_t lsn) {
@@ -340,6 +378,16 @@ absl::Status WalWriter::SyncToLocked(uint64_t lsn, bool* synced) {
 absl::Status WalWriter::Close(bool sync) {
   absl::Status s;
   if (sync) s = SyncTo(end_lsn());
+  if (sync && s.ok() && file_ != nullptr) {
+    // A last sync mark, itself synced: damage to these records found later
+    // is then DataLossError, not taken for a sync a crash cut short.
+    absl::StatusOr<bool> marked = AppendSyncMarkIfDue(0);
+    if (!marked.ok()) {
+      s = marked.status();
+    } else if (*marked) {
+      s = SyncTo(end_lsn());
+    }
+  }
   MutexLock lock(&file_mu_);
   if (file_ != nullptr) {
     absl::Status c = file_->CloseAndTruncate(offset_);

@@ -117,6 +117,11 @@ class WalWriter {
   absl::Status SyncCurrentFile();
   // Starts the next file, big enough for a record of `need` bytes.
   absl::Status RotateFor(size_t need);
+  // Appends a sync mark (wal_format.h) when a sync made more of the current
+  // file durable than the last mark says and there is room for the mark and
+  // `then` bytes after it. Returns whether it did; ResourceExhausted and
+  // the like when the room cannot be reserved.
+  absl::StatusOr<bool> AppendSyncMarkIfDue(size_t then);
   // SyncTo under sync_mu_, for a caller that does not spin: waits on
   // sync_done_ or runs the sync; sets *synced when this caller ran one.
   absl::Status SyncToLocked(uint64_t lsn, bool* synced) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sync_mu_);
@@ -133,6 +138,7 @@ class WalWriter {
   size_t pending_payload_ = 0; // payload length of the record being built
   bool direct_ = false;        // files are opened with OpenDirect (after the first try)
   size_t prefaulted_ = 0;      // faulting-in requested up to here (current file)
+  size_t marked_ = 0;          // the last sync mark's offset claim (current file)
   absl::Status append_status_;
 
   std::atomic<uint64_t> end_lsn_{0};
@@ -144,6 +150,8 @@ class WalWriter {
   std::shared_ptr<MappedFile> file_;
   // End of the last finished record in file_ (offset_, for syncers).
   std::atomic<size_t> file_end_{0};
+  // How much of file_ a completed sync made durable (set under file_mu_).
+  std::atomic<size_t> file_durable_{0};
   // Set when a rotation failed to sync or close the old file; every later
   // sync returns it.
   absl::Status file_status_ ABSL_GUARDED_BY(file_mu_);

@@ -41,10 +41,11 @@ void Print(const char* what, const shoal::crash::Figures& f, double seconds) {
     std::printf("; %llu kills before the first write (during recovery)",
                 static_cast<unsigned long long>(f.kills_before_first_write));
   }
-  if (f.prefix_keeps > 0 || f.clean_closes > 0) {
-    std::printf("; %llu cuts kept a random prefix of unsynced data; %llu after a clean Close; "
-                "%llu Flush/Compact calls completed",
+  if (f.prefix_keeps > 0 || f.block_keeps > 0 || f.clean_closes > 0) {
+    std::printf("; %llu cuts kept a random prefix of unsynced data, %llu random blocks of it; "
+                "%llu after a clean Close; %llu Flush/Compact calls completed",
                 static_cast<unsigned long long>(f.prefix_keeps),
+                static_cast<unsigned long long>(f.block_keeps),
                 static_cast<unsigned long long>(f.clean_closes),
                 static_cast<unsigned long long>(f.flushes));
   }

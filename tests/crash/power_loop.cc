@@ -343,7 +343,11 @@ bool RunPowerLossLoop(const LoopConfig& config, Figures* figures) {
       return keep();
     }
     test::FaultInjectionFileSystem::DropOptions drop;
-    drop.keep_random_prefix = rng() % 2 == 0;
+    switch (rng() % 3) {
+      case 0: break;  // every unsynced byte lost
+      case 1: drop.keep_random_prefix = true; break;
+      default: drop.keep_random_blocks = true; break;
+    }
     drop.seed = rng();
     figures->faults += fs->faults_injected();
     if (absl::Status s = fs->DropUnsyncedData(drop); !s.ok()) {
@@ -383,6 +387,7 @@ bool RunPowerLossLoop(const LoopConfig& config, Figures* figures) {
     ++figures->cycles;
     ++figures->cycles_by_policy[static_cast<int>(c.policy)];
     figures->prefix_keeps += drop.keep_random_prefix;
+    figures->block_keeps += drop.keep_random_blocks;
     figures->clean_closes += c.clean_close;
     figures->flushes += flushes.load();
     if (config.verbose) {

@@ -104,7 +104,8 @@ struct Figures {
   uint64_t required_checked = 0;   // acknowledged ops that had to be present
   uint64_t faults = 0;             // kills, or failed operations of the fault FS
   uint64_t kills_before_first_write = 0;
-  uint64_t prefix_keeps = 0;       // power losses keeping part of unsynced data
+  uint64_t prefix_keeps = 0;       // power losses keeping a prefix of unsynced data
+  uint64_t block_keeps = 0;        // power losses keeping random blocks of it
   uint64_t clean_closes = 0;
   uint64_t flushes = 0;            // Flush/Compact calls that completed
   uint64_t lost = 0;               // acknowledged writes not found: must be 0

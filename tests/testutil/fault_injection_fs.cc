@@ -370,7 +370,16 @@ absl::Status FaultInjectionFileSystem::DropUnsyncedData(const DropOptions& optio
     absl::StatusOr<std::string> current = base_->ReadFile(path);
     if (!current.ok() || *current == node->durable) continue;
     std::string content = node->durable;
-    if (options.keep_random_prefix) {
+    if (options.keep_random_blocks) {
+      const std::string& cur = *current;
+      constexpr size_t kBlock = 4096;
+      content.resize(rng() % 2 == 0 ? cur.size() : node->durable.size(), '\0');
+      for (size_t b = 0; b < content.size(); b += kBlock) {
+        if (rng() % 2 != 0) continue;  // this block did not reach the disk
+        const size_t end = std::min(content.size(), b + kBlock);
+        for (size_t i = b; i < end; ++i) content[i] = i < cur.size() ? cur[i] : '\0';
+      }
+    } else if (options.keep_random_prefix) {
       const std::string& cur = *current;
       const std::string& dur = node->durable;
       const size_t common = std::min(cur.size(), dur.size());

@@ -26,10 +26,10 @@
 // Simplifications (documented, on purpose):
 //   - Unsynced bytes are dropped whole by default. With
 //     DropOptions::keep_random_prefix, a random prefix of each file's unsynced
-//     change is kept instead (the kernel may have written some pages back) —
-//     but always a prefix in file-offset order, never later bytes without the
-//     earlier ones. A real kernel may write back dirty pages of one file in
-//     any order.
+//     change is kept instead (the kernel may have written some pages back);
+//     with DropOptions::keep_random_blocks, a random subset of its 4 KiB
+//     blocks, in no order (a kernel writes dirty pages back in any order, and
+//     a disk may persist the blocks of one write in any order).
 //   - Directory operations are all-or-nothing per directory fsync: every
 //     unsynced one is undone (real file systems may persist some).
 //   - A failed Sync leaves the durable image as it was (the data may still be
@@ -119,6 +119,10 @@ class FaultInjectionFileSystem final : public FileSystem {
     // Keep a random prefix (in file-offset order) of each file's unsynced
     // change instead of dropping all of it.
     bool keep_random_prefix = false;
+    // Keep each 4 KiB block of each file's unsynced change, or not, at
+    // random (and the file's new length or its durable one). Overrides
+    // keep_random_prefix.
+    bool keep_random_blocks = false;
     uint64_t seed = 0;
   };
   // Makes the real files look like what survives a power cut now (or at the
