@@ -68,13 +68,19 @@ struct After {
 After ScanAfter(std::string_view data, size_t from, uint32_t dim) {
   After after;
   RecordView r;
-  for (size_t off = from + kRecordAlignment; off + kRecordHeaderSize <= data.size();
-       off += kRecordAlignment) {
-    if (DecodeFixed64(data.data() + off) == 0) continue;  // fast skip over zeros
-    if (ParseRecordAt(data, off, dim, &r) != Parse::kValid) continue;
-    after.valid_record = true;
-    if (static_cast<uint8_t>(r.type) == kSyncMarkType) {
-      after.proven_durable = std::max(after.proven_durable, DecodeFixed64(r.ids));
+  size_t off = from + kRecordAlignment;
+  while (off + kRecordHeaderSize <= data.size()) {
+    // Zeros are skipped fast; a valid record whole (its payload holds no
+    // record of its own).
+    if (DecodeFixed64(data.data() + off) != 0 &&
+        ParseRecordAt(data, off, dim, &r) == Parse::kValid) {
+      after.valid_record = true;
+      if (static_cast<uint8_t>(r.type) == kSyncMarkType) {
+        after.proven_durable = std::max(after.proven_durable, DecodeFixed64(r.ids));
+      }
+      off += AlignRecord(kRecordHeaderSize + r.payload_length);
+    } else {
+      off += kRecordAlignment;
     }
   }
   return after;
