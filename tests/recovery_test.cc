@@ -201,7 +201,9 @@ TEST(RecoveryTest, EarlierFileMissingItsLastRecordIsDataLoss) {
   }
   ASSERT_TRUE(fs::exists(WalPath(dir, 3)));
   const std::string bytes = ReadAll(WalPath(dir, 2));
-  WriteAll(WalPath(dir, 2), bytes.substr(0, bytes.size() - 8));
+  // The file ends with the rotation's sync mark (40 bytes): cut into the
+  // record before it.
+  WriteAll(WalPath(dir, 2), bytes.substr(0, bytes.size() - 40 - 8));
   EXPECT_STATUS_CODE(DB::Open(o, dir.path()), absl::StatusCode::kDataLoss);
 }
 
@@ -222,11 +224,67 @@ TEST(RecoveryTest, DataLossLeavesTheFilesAsTheyWereForTheNextOpen) {
   }
   ASSERT_TRUE(fs::exists(WalPath(dir, 3)));
   std::string bytes = ReadAll(WalPath(dir, 1));
-  bytes[bytes.size() - 20] ^= 0x40;  // file 1's only record: looks like a torn tail
+  // File 1's only record, and the rotation's sync mark after it: a torn tail
+  // in file 1 alone, damage only once file 2 shows the hole.
+  bytes[bytes.size() - 40 - 20] ^= 0x40;
+  bytes[bytes.size() - 40] ^= 0x40;
   WriteAll(WalPath(dir, 1), bytes);
   EXPECT_STATUS_CODE(DB::Open(o, dir.path()), absl::StatusCode::kDataLoss);
   EXPECT_TRUE(ReadAll(WalPath(dir, 1)) == bytes) << "the failed Open changed file 1";
   EXPECT_STATUS_CODE(DB::Open(o, dir.path()), absl::StatusCode::kDataLoss);
+}
+
+// Every file ends with a sync mark (a rotation writes one, and every record
+// leaves room for it), so damage in a full, rotated file is found even when
+// no later file holds records to show the hole.
+TEST(RecoveryTest, DamageInARotatedFileIsDataLossEvenWithNothingAfterIt) {
+  TempDir dir;
+  Options o = OneShard();
+  o.wal_file_bytes = 256;  // three puts would fill a file exactly, without the mark
+  {
+    ASSERT_OK_AND_ASSIGN(auto db, DB::Open(o, dir.path()));
+    for (uint64_t id = 1; id <= 3; ++id) ASSERT_OK(db->Put(id, test::RandomVector(kDim, id)));
+    ASSERT_OK(db->Close());
+  }
+  ASSERT_TRUE(fs::exists(WalPath(dir, 2)));
+  std::string bytes = ReadAll(WalPath(dir, 1));
+  bytes[32 + 32 + 3] ^= 0x40;  // the first put's payload
+  WriteAll(WalPath(dir, 1), bytes);
+  EXPECT_STATUS_CODE(DB::Open(o, dir.path()), absl::StatusCode::kDataLoss);
+}
+
+// A salvage can cut the log below a bulk load's barrier; the log then goes
+// on from the bulk segment's sequence, and later Opens accept that.
+TEST(RecoveryTest, LogGoingOnFromABulkSegmentAfterASalvageOpensCleanly) {
+  TempDir dir;
+  Options o = OneShard();
+  {
+    ASSERT_OK_AND_ASSIGN(auto db, DB::Open(o, dir.path()));
+    std::vector<uint64_t> ids = {100, 101, 102};
+    ASSERT_OK(db->BulkLoad(kDefaultCollection, ids, test::RandomVectors(3, kDim, 5)));
+    ASSERT_OK(db->Put(1, test::RandomVector(kDim, 1)));
+    ASSERT_OK(db->Close());
+  }
+  // The barrier is the first record of the last log file: damage it.
+  int last = 1;
+  while (fs::exists(WalPath(dir, last + 1))) ++last;
+  std::string bytes = ReadAll(WalPath(dir, last));
+  bytes[32 + 20] ^= 0x40;  // the barrier's sequence field
+  WriteAll(WalPath(dir, last), bytes);
+  EXPECT_STATUS_CODE(DB::Open(o, dir.path()), absl::StatusCode::kDataLoss);
+  Options salvage = o;
+  salvage.salvage_corrupt_wal = true;
+  const std::vector<float> later = test::RandomVector(kDim, 10);
+  {
+    ASSERT_OK_AND_ASSIGN(auto db, DB::Open(salvage, dir.path()));
+    EXPECT_OK(db->Get(100));
+    ASSERT_OK(db->Put(10, later));
+    ASSERT_OK(db->Close());
+  }
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(o, dir.path()));
+  ASSERT_OK_AND_ASSIGN(std::vector<float> got, db->Get(10));
+  EXPECT_TRUE(test::VectorsNear(got, later));
+  EXPECT_OK(db->Get(100));
 }
 
 // Nothing flushed yet, so the first log file holds sequence 1: without it the

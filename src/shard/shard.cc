@@ -161,9 +161,18 @@ absl::Status Shard::ReplayLog(const std::vector<uint64_t>& numbers, Damage* dama
                               uint64_t* resume_number, size_t* resume_offset) {
   // Records up to flushed_sequence_ are in segments; the first one after it
   // must follow it exactly (a bulk load's barrier record takes its sequence,
-  // so there is no other gap).
+  // so there is no other gap), or follow the newest bulk segment's: a
+  // salvage (or a crash under older builds) can cut the log below a bulk
+  // segment's barrier, after which the log goes on from the segment.
   next_sequence_ = flushed_sequence_ + 1;
   active_min_sequence_ = next_sequence_;
+  uint64_t after_segments = 0;
+  for (const SegmentSource& s : segments_) {
+    if (s.meta.max_sequence > flushed_sequence_) {
+      after_segments = std::max(after_segments, s.meta.max_sequence + 1);
+    }
+  }
+  bool first = true;
   std::optional<Damage> torn;  // an earlier file whose tail was torn
   // Tails to drop, once every file has been read: a tail that a later file
   // shows to be damage must stay for the DataLossError (and the next Open).
@@ -184,6 +193,10 @@ absl::Status Shard::ReplayLog(const std::vector<uint64_t>& numbers, Damage* dama
             *damage = *torn;
             return absl::CancelledError();
           }
+          if (first && !torn.has_value() && r.sequence == after_segments) {
+            next_sequence_ = active_min_sequence_ = r.sequence;
+          }
+          first = false;
           if (r.sequence != next_sequence_) {
             gap = Damage{i, r.offset,
                          absl::StrCat("write-ahead log ", path, ": record at offset ",

@@ -75,7 +75,10 @@ After ScanAfter(std::string_view data, size_t from, uint32_t dim) {
     if (DecodeFixed64(data.data() + off) != 0 &&
         ParseRecordAt(data, off, dim, &r) == Parse::kValid) {
       after.valid_record = true;
-      if (static_cast<uint8_t>(r.type) == kSyncMarkType) {
+      // A mark claims only bytes before itself (the writer's invariant), so
+      // an image of one in a torn record's payload proves no more than a
+      // real mark in its place would.
+      if (static_cast<uint8_t>(r.type) == kSyncMarkType && DecodeFixed64(r.ids) <= off) {
         after.proven_durable = std::max(after.proven_durable, DecodeFixed64(r.ids));
       }
       off += AlignRecord(kRecordHeaderSize + r.payload_length);

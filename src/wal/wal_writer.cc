@@ -52,7 +52,7 @@ absl::StatusOr<std::unique_ptr<MappedFile>> WalWriter::MapFile(
     uint64_t number, size_t resume_offset, size_t min_capacity) {
   const std::string path = JoinPath(dir_, WalFileName(number));
   size_t capacity = std::max({options_.file_bytes, min_capacity, resume_offset,
-                              kFileHeaderSize + kRecordHeaderSize});
+                              kFileHeaderSize + kRecordHeaderSize + kMarkBytes});
   capacity = AlignRecord(capacity);
   std::unique_ptr<MappedFile> file;
   if (direct_) {
@@ -144,6 +144,13 @@ absl::Status WalWriter::RotateFor(size_t need) {
     MutexLock lock(&file_mu_);
     s = file_->SyncPrefix(offset_);
     if (s.ok()) {
+      // End the old file with a sync mark, itself synced: damage to its
+      // records found later is then DataLossError even when no later file
+      // holds records to show the hole.
+      file_durable_.store(offset_, std::memory_order_release);
+      if (AppendSyncMarkIfDue(0)) s = file_->SyncPrefix(offset_);
+    }
+    if (s.ok()) {
       s = file_->CloseAndTruncate(offset_);
       // Closed all the same: no sync or close may reach it again.
       if (!s.ok()) file_.reset();
@@ -170,11 +177,12 @@ absl::Status WalWriter::RotateFor(size_t need) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<bool> WalWriter::AppendSyncMarkIfDue(size_t then) {
+bool WalWriter::AppendSyncMarkIfDue(size_t then) {
   const size_t durable = file_durable_.load(std::memory_order_acquire);
-  constexpr size_t kMarkBytes = AlignRecord(kRecordHeaderSize + kSyncMarkPayload);
   if (durable <= marked_ || offset_ + kMarkBytes + then > file_->capacity()) return false;
-  SHOAL_RETURN_IF_ERROR(file_->Reserve(offset_ + kMarkBytes + then));
+  // A mark is not worth failing a write for (a full disk with room for the
+  // record alone): then the record goes without it.
+  if (!file_->Reserve(offset_ + kMarkBytes + then).ok()) return false;
   char* h = file_->data() + offset_;
   EncodeFixed32(h + 8, static_cast<uint32_t>(kSyncMarkPayload));
   h[12] = static_cast<char>(kSyncMarkType);
@@ -206,10 +214,15 @@ absl::StatusOr<char*> WalWriter::BeginRecord(size_t payload_length) {
   }
   SHOAL_RETURN_IF_ERROR(append_status_);
   const size_t need = AlignRecord(kRecordHeaderSize + payload_length);
-  if (offset_ + need > file_->capacity()) SHOAL_RETURN_IF_ERROR(RotateFor(need));
+  // Room for a mark before the record when one is due, and after it.
+  const size_t due = file_durable_.load(std::memory_order_acquire) > marked_ ? kMarkBytes : 0;
+  if (offset_ + due + need + kMarkBytes > file_->capacity()) {
+    SHOAL_RETURN_IF_ERROR(RotateFor(need + kMarkBytes));
+  }
   // A full file system fails here, before any byte is stored.
-  SHOAL_ASSIGN_OR_RETURN(const bool marked, AppendSyncMarkIfDue(need));
-  if (!marked) SHOAL_RETURN_IF_ERROR(file_->Reserve(offset_ + need));  // else reserved with it
+  if (!AppendSyncMarkIfDue(need)) {
+    SHOAL_RETURN_IF_ERROR(file_->Reserve(offset_ + need));  // else reserved with the mark
+  }
   pending_payload_ = payload_length;
   return file_->data() + offset_ + kRecordHeaderSize;
 }
@@ -381,12 +394,7 @@ absl::Status WalWriter::Close(bool sync) {
   if (sync && s.ok() && file_ != nullptr) {
     // A last sync mark, itself synced: damage to these records found later
     // is then DataLossError, not taken for a sync a crash cut short.
-    absl::StatusOr<bool> marked = AppendSyncMarkIfDue(0);
-    if (!marked.ok()) {
-      s = marked.status();
-    } else if (*marked) {
-      s = SyncTo(end_lsn());
-    }
+    if (AppendSyncMarkIfDue(0)) s = SyncTo(end_lsn());
   }
   MutexLock lock(&file_mu_);
   if (file_ != nullptr) {

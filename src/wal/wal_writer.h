@@ -118,10 +118,9 @@ class WalWriter {
   // Starts the next file, big enough for a record of `need` bytes.
   absl::Status RotateFor(size_t need);
   // Appends a sync mark (wal_format.h) when a sync made more of the current
-  // file durable than the last mark says and there is room for the mark and
-  // `then` bytes after it. Returns whether it did; ResourceExhausted and
-  // the like when the room cannot be reserved.
-  absl::StatusOr<bool> AppendSyncMarkIfDue(size_t then);
+  // file durable than the last mark says and the file has room for the mark
+  // and `then` bytes after it (reserved with it). Returns whether it did.
+  bool AppendSyncMarkIfDue(size_t then);
   // SyncTo under sync_mu_, for a caller that does not spin: waits on
   // sync_done_ or runs the sync; sets *synced when this caller ran one.
   absl::Status SyncToLocked(uint64_t lsn, bool* synced) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sync_mu_);
@@ -139,6 +138,9 @@ class WalWriter {
   bool direct_ = false;        // files are opened with OpenDirect (after the first try)
   size_t prefaulted_ = 0;      // faulting-in requested up to here (current file)
   size_t marked_ = 0;          // the last sync mark's offset claim (current file)
+  // A sync mark's bytes. Every record leaves room for one after it, so that
+  // a rotation and a clean close can end the file with a mark.
+  static constexpr size_t kMarkBytes = AlignRecord(kRecordHeaderSize + kSyncMarkPayload);
   absl::Status append_status_;
 
   std::atomic<uint64_t> end_lsn_{0};
