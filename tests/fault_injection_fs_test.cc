@@ -124,6 +124,10 @@ TEST_F(FaultFsTest, MappedReserveSyncAndCloseAndTruncateCanFail) {
   fs_.FailNth(FsOp::kTruncate, 1);
   EXPECT_STATUS_CODE(file->CloseAndTruncate(5), absl::StatusCode::kInternal);
   EXPECT_EQ(stdfs::file_size(P("m")), 4096u);  // not truncated
+  // Closed all the same, as a real one: later calls are refused.
+  EXPECT_STATUS_CODE(file->Sync(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_STATUS_CODE(file->SyncPrefix(5), absl::StatusCode::kFailedPrecondition);
+  EXPECT_STATUS_CODE(file->CloseAndTruncate(5), absl::StatusCode::kFailedPrecondition);
 }
 
 TEST_F(FaultFsTest, TornWriteStoresAPrefixThenFails) {
