@@ -63,13 +63,13 @@ class DirectLogFile final : public MappedFile {
 
   // Only what SyncPrefix wrote is in the file: make its metadata durable.
   absl::Status Sync() override {
-    if (fd_ < 0) return absl::FailedPreconditionError(absl::StrCat(path_, " is closed"));
+    if (fd_ < 0) return ClosedFileError(path_);
     if (fdatasync(fd_) != 0) return ErrnoStatus(errno, "fdatasync", path_);
     return absl::OkStatus();
   }
 
   absl::Status SyncPrefix(size_t end) override {
-    if (base_ == nullptr) return absl::FailedPreconditionError(absl::StrCat(path_, " is closed"));
+    if (base_ == nullptr) return ClosedFileError(path_);
     if (end > capacity_) {
       return absl::OutOfRangeError(
           absl::StrCat("sync past the end of ", path_, ": ", end, " > ", capacity_));
@@ -114,7 +114,7 @@ class DirectLogFile final : public MappedFile {
   absl::Status Reserve(size_t end) override {
     if (end <= zeroed_.load(std::memory_order_acquire)) return absl::OkStatus();
     MutexLock lock(&zero_mu_);
-    if (closed_) return absl::FailedPreconditionError(absl::StrCat(path_, " is closed"));
+    if (closed_) return ClosedFileError(path_);
     return ZeroFillLocked(end, /*exact_on_full=*/true);
   }
 
@@ -132,7 +132,7 @@ class DirectLogFile final : public MappedFile {
 
   absl::Status CloseAndTruncate(size_t length) override {
     MutexLock lock(&zero_mu_);
-    if (closed_) return absl::FailedPreconditionError(absl::StrCat(path_, " is closed"));
+    if (closed_) return ClosedFileError(path_);
     absl::Status status;
     if (length > synced_) {
       // Bytes stored but never synced reach the file now, as they would
@@ -159,7 +159,7 @@ class DirectLogFile final : public MappedFile {
   // that does not fit on the file system is retried for just `end`.
   absl::Status ZeroFillLocked(size_t end, bool exact_on_full)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(zero_mu_) {
-    if (closed_) return absl::FailedPreconditionError(absl::StrCat(path_, " is closed"));
+    if (closed_) return ClosedFileError(path_);
     if (end > capacity_) {
       return absl::OutOfRangeError(
           absl::StrCat("reserve past the end of ", path_, ": ", end, " > ", capacity_));

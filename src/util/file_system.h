@@ -154,6 +154,10 @@ std::string JoinPath(std::string_view dir, std::string_view name);
 // A status for a failed system call: the code follows errno.
 absl::Status ErrnoStatus(int err, std::string_view call, std::string_view path);
 
+// FailedPreconditionError for a call on a file after its close
+// (MappedFile::CloseAndTruncate).
+absl::Status ClosedFileError(std::string_view path);
+
 }  // namespace shoal
 
 #endif  // SHOAL_SRC_UTIL_FILE_SYSTEM_H_

@@ -47,6 +47,10 @@ absl::Status ErrnoStatus(int err, std::string_view call, std::string_view path) 
   }
 }
 
+absl::Status ClosedFileError(std::string_view path) {
+  return absl::FailedPreconditionError(absl::StrCat(AsAbsl(path), " is closed"));
+}
+
 std::string JoinPath(std::string_view dir, std::string_view name) {
   if (dir.empty()) return std::string(name);
   if (dir.back() == '/') return absl::StrCat(AsAbsl(dir), AsAbsl(name));
@@ -68,7 +72,7 @@ class PosixMappedFile final : public MappedFile {
   char* data() override { return base_; }
   size_t capacity() const override { return capacity_; }
   absl::Status Sync() override {
-    if (fd_ < 0) return absl::FailedPreconditionError(absl::StrCat(path_, " is closed"));
+    if (fd_ < 0) return ClosedFileError(path_);
     // fdatasync writes back pages dirtied through the shared mapping too.
     if (fdatasync(fd_) != 0) return ErrnoStatus(errno, "fdatasync", path_);
     return absl::OkStatus();
@@ -98,7 +102,7 @@ class PosixMappedFile final : public MappedFile {
   }
   absl::Status CloseAndTruncate(size_t length) override {
     MutexLock lock(&map_mu_);
-    if (base_ == nullptr) return absl::FailedPreconditionError(absl::StrCat(path_, " is closed"));
+    if (base_ == nullptr) return ClosedFileError(path_);
     absl::Status status;
     if (munmap(base_, capacity_) != 0) status = ErrnoStatus(errno, "munmap", path_);
     base_ = nullptr;
@@ -118,7 +122,7 @@ class PosixMappedFile final : public MappedFile {
   absl::Status ReserveLocked(size_t end) ABSL_EXCLUSIVE_LOCKS_REQUIRED(map_mu_) {
     const size_t from = reserved_.load(std::memory_order_relaxed);
     if (end <= from) return absl::OkStatus();
-    if (base_ == nullptr) return absl::FailedPreconditionError(absl::StrCat(path_, " is closed"));
+    if (base_ == nullptr) return ClosedFileError(path_);
     if (end > capacity_) {
       return absl::OutOfRangeError(
           absl::StrCat("reserve past the end of ", path_, ": ", end, " > ", capacity_));

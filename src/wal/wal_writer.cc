@@ -311,12 +311,7 @@ absl::Status WalWriter::SyncToLocked(uint64_t lsn, bool* synced) {
     if (!sync_status_.ok()) {
       // No sync will run again: release the records finished after the
       // failed one started, or the group's gathers would count them forever.
-      const uint64_t records = records_.load(std::memory_order_acquire);
-      if (records > synced_records_) {
-        group_->unreleased.fetch_sub(static_cast<int64_t>(records - synced_records_),
-                                     std::memory_order_acq_rel);
-        synced_records_ = records;
-      }
+      ReleaseRecords(records_.load(std::memory_order_acquire));
       result = sync_status_;
       break;
     }
@@ -367,12 +362,7 @@ absl::Status WalWriter::SyncToLocked(uint64_t lsn, bool* synced) {
     sync_mu_.Lock();
     last_sync_duration_ = sync_end - sync_start;
     sync_running_ = false;
-    if (records > synced_records_) {
-      // Released, with their sync's outcome.
-      group_->unreleased.fetch_sub(static_cast<int64_t>(records - synced_records_),
-                                   std::memory_order_acq_rel);
-      synced_records_ = records;
-    }
+    ReleaseRecords(records);  // with their sync's outcome
     if (s.ok()) {
       synced_lsn_ = std::max(synced_lsn_, target);
       durable_lsn_.store(synced_lsn_, std::memory_order_release);
@@ -386,6 +376,13 @@ absl::Status WalWriter::SyncToLocked(uint64_t lsn, bool* synced) {
     *synced = true;
   }
   return result;
+}
+
+void WalWriter::ReleaseRecords(uint64_t records) {
+  if (records <= synced_records_) return;
+  group_->unreleased.fetch_sub(static_cast<int64_t>(records - synced_records_),
+                               std::memory_order_acq_rel);
+  synced_records_ = records;
 }
 
 absl::Status WalWriter::Close(bool sync) {

@@ -124,6 +124,9 @@ class WalWriter {
   // SyncTo under sync_mu_, for a caller that does not spin: waits on
   // sync_done_ or runs the sync; sets *synced when this caller ran one.
   absl::Status SyncToLocked(uint64_t lsn, bool* synced) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sync_mu_);
+  // Counts the records before `records` as no longer awaiting a sync (for
+  // the group's gathers).
+  void ReleaseRecords(uint64_t records) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sync_mu_);
   // Asks the prefaulter to fault in log space ahead of offset_.
   void PrefaultAhead();
 

@@ -74,13 +74,13 @@ class FaultInjectionFileSystem::FaultMappedFile final : public MappedFile {
   char* data() override { return base_->data(); }
   size_t capacity() const override { return base_->capacity(); }
   absl::Status Sync() override {
-    if (closed_) return Closed();
+    if (closed_) return ClosedFileError(path_);
     absl::Status s = fs_->Check(FsOp::kSync, path_);
     if (!s.ok()) return s;
     return fs_->SyncNode(node_);
   }
   absl::Status SyncPrefix(size_t end) override {
-    if (closed_) return Closed();
+    if (closed_) return ClosedFileError(path_);
     absl::Status s = fs_->Check(FsOp::kSync, path_);
     if (!s.ok()) return s;
     // A mapped file's stores are in the real file already; SyncNode reads
@@ -98,7 +98,7 @@ class FaultInjectionFileSystem::FaultMappedFile final : public MappedFile {
   }
   void Populate(size_t offset, size_t length) override { base_->Populate(offset, length); }
   absl::Status CloseAndTruncate(size_t length) override {
-    if (closed_) return Closed();
+    if (closed_) return ClosedFileError(path_);
     closed_ = true;  // also when it fails (the MappedFile contract)
     absl::Status s = fs_->Check(FsOp::kTruncate, path_);
     if (!s.ok()) {
@@ -114,10 +114,6 @@ class FaultInjectionFileSystem::FaultMappedFile final : public MappedFile {
   FaultInjectionFileSystem* const fs_;
   const std::shared_ptr<Node> node_;
   const std::string path_;
-  absl::Status Closed() const {
-    return absl::FailedPreconditionError(absl::StrCat(path_, " is closed"));
-  }
-
   std::unique_ptr<MappedFile> base_;
   const bool direct_;
   bool closed_ = false;  // CloseAndTruncate was called (callers serialize it with syncs)
