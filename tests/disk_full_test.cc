@@ -188,18 +188,11 @@ void FillThenResume(SmallFileSystem& small, const Options& options, size_t more)
   EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
 }
 
-TEST(DiskFullTest, PutReturnsResourceExhaustedLosesNothingAndResumesWhenThereIsRoom) {
-  SmallFileSystem small(8 << 20);
-  SKIP_UNLESS_MOUNTED(small);
-  // One log file, larger than the disk.
-  FillThenResume(small, SmallOptions(64 << 20), 100);
-}
-
-TEST(DiskFullTest, PutBatchLargerThanTheRoomLeftAppliesNothing) {
-  SmallFileSystem small(4 << 20);
-  SKIP_UNLESS_MOUNTED(small);
+// On `small` (a few MiB): 100 Puts, then a PutBatch larger than the whole
+// file system, which must be ResourceExhausted and apply none of its rows;
+// then 100 more Puts still go through, and a reopen has exactly the Puts.
+void BatchLargerThanTheRoomLeftAppliesNothing(SmallFileSystem& small, const Options& options) {
   const std::string path = small.path() + "/db";
-  const Options options = SmallOptions(64 << 20);
   ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, path));
   test::VectorMap model;
   ASSERT_OK(PutNew(*db, 0, 100, &model));
@@ -210,9 +203,23 @@ TEST(DiskFullTest, PutBatchLargerThanTheRoomLeftAppliesNothing) {
   ExpectAbsent(*db, ids.front());
   ExpectAbsent(*db, ids.back());
   EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
+  ASSERT_OK(PutNew(*db, 100, 100, &model));  // what fits still goes through
   ASSERT_OK(db->Close());
   ASSERT_OK_AND_ASSIGN(db, DB::Open(options, path));
   EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
+}
+
+TEST(DiskFullTest, PutReturnsResourceExhaustedLosesNothingAndResumesWhenThereIsRoom) {
+  SmallFileSystem small(8 << 20);
+  SKIP_UNLESS_MOUNTED(small);
+  // One log file, larger than the disk.
+  FillThenResume(small, SmallOptions(64 << 20), 100);
+}
+
+TEST(DiskFullTest, PutBatchLargerThanTheRoomLeftAppliesNothing) {
+  SmallFileSystem small(4 << 20);
+  SKIP_UNLESS_MOUNTED(small);
+  BatchLargerThanTheRoomLeftAppliesNothing(small, SmallOptions(64 << 20));
 }
 
 TEST(DiskFullTest, LogRotationOntoAFullDiskLosesNothingAndResumesWhenThereIsRoom) {
@@ -315,22 +322,7 @@ TEST(DiskFullDirectIoTest, KAlwaysLogRotationOntoAFullDiskLosesNothingAndResumes
 TEST(DiskFullDirectIoTest, KAlwaysPutBatchLargerThanTheRoomLeftAppliesNothing) {
   SmallFileSystem small(8 << 20, SmallFileSystem::Kind::kExt4);
   SKIP_UNLESS_DIRECT_IO(small);
-  const std::string path = small.path() + "/db";
-  const Options options = KAlwaysOptions(64 << 20);
-  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, path));
-  test::VectorMap model;
-  ASSERT_OK(PutNew(*db, 0, 100, &model));
-  std::vector<uint64_t> ids;
-  const std::vector<float> vectors = LargeBatch(7, &ids);  // more than the whole file system
-  absl::Status s = db->PutBatch(ids, vectors);
-  EXPECT_TRUE(absl::IsResourceExhausted(s)) << s;
-  ExpectAbsent(*db, ids.front());
-  ExpectAbsent(*db, ids.back());
-  EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
-  ASSERT_OK(PutNew(*db, 100, 100, &model));  // what fits still goes through
-  ASSERT_OK(db->Close());
-  ASSERT_OK_AND_ASSIGN(db, DB::Open(options, path));
-  EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
+  BatchLargerThanTheRoomLeftAppliesNothing(small, KAlwaysOptions(64 << 20));
 }
 
 // ---- Without root: reservations fail on the fault-injecting file system ----

@@ -59,6 +59,25 @@ void WriteAll(const std::string& path, const std::string& bytes) {
   std::fclose(f);
 }
 
+// Puts ids 1..20 (RandomVector(kDim, id)) one at a time into a new database
+// in `dir`, then closes it.
+void PutOneToTwenty(const Options& o, const TempDir& dir) {
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(o, dir.path()));
+  for (uint64_t id = 1; id <= 20; ++id) ASSERT_OK(db->Put(id, test::RandomVector(kDim, id)));
+  ASSERT_OK(db->Close());
+}
+
+// A database of a few records per log file, without log file `number`.
+void ExpectDataLossWithoutLogFile(int number) {
+  TempDir dir;
+  Options o = OneShard();
+  o.wal_file_bytes = 256;  // a few records per file
+  ASSERT_NO_FATAL_FAILURE(PutOneToTwenty(o, dir));
+  ASSERT_TRUE(fs::exists(WalPath(dir, 3)));
+  fs::remove(WalPath(dir, number));
+  EXPECT_STATUS_CODE(DB::Open(o, dir.path()), absl::StatusCode::kDataLoss);
+}
+
 TEST(RecoveryTest, LogCutAtEveryByteOfItsLastRecordKeepsEveryEarlierWrite) {
   TempDir dir;
   const std::vector<float> first = test::RandomVector(kDim, 1);
@@ -144,19 +163,7 @@ TEST_F(CorruptLogTest, SalvageKeepsThePrefixBeforeTheDamageAndStaysWritable) {
   EXPECT_OK(db->Get(10));
 }
 
-TEST(RecoveryTest, MissingLogFileInTheMiddleIsDataLoss) {
-  TempDir dir;
-  Options o = OneShard();
-  o.wal_file_bytes = 256;  // a few records per file
-  {
-    ASSERT_OK_AND_ASSIGN(auto db, DB::Open(o, dir.path()));
-    for (uint64_t id = 1; id <= 20; ++id) ASSERT_OK(db->Put(id, test::RandomVector(kDim, id)));
-    ASSERT_OK(db->Close());
-  }
-  ASSERT_TRUE(fs::exists(WalPath(dir, 3)));
-  fs::remove(WalPath(dir, 2));
-  EXPECT_STATUS_CODE(DB::Open(o, dir.path()), absl::StatusCode::kDataLoss);
-}
+TEST(RecoveryTest, MissingLogFileInTheMiddleIsDataLoss) { ExpectDataLossWithoutLogFile(2); }
 
 // After a machine crash an earlier log file may show bytes past its last
 // record (a recovery's truncation of them did not survive, the kernel wrote
@@ -194,11 +201,7 @@ TEST(RecoveryTest, EarlierFileMissingItsLastRecordIsDataLoss) {
   TempDir dir;
   Options o = OneShard();
   o.wal_file_bytes = 256;
-  {
-    ASSERT_OK_AND_ASSIGN(auto db, DB::Open(o, dir.path()));
-    for (uint64_t id = 1; id <= 20; ++id) ASSERT_OK(db->Put(id, test::RandomVector(kDim, id)));
-    ASSERT_OK(db->Close());
-  }
+  ASSERT_NO_FATAL_FAILURE(PutOneToTwenty(o, dir));
   ASSERT_TRUE(fs::exists(WalPath(dir, 3)));
   const std::string bytes = ReadAll(WalPath(dir, 2));
   // The file ends with the rotation's sync mark (40 bytes): cut into the
@@ -289,30 +292,14 @@ TEST(RecoveryTest, LogGoingOnFromABulkSegmentAfterASalvageOpensCleanly) {
 
 // Nothing flushed yet, so the first log file holds sequence 1: without it the
 // log starts in the middle.
-TEST(RecoveryTest, MissingFirstLogFileIsDataLoss) {
-  TempDir dir;
-  Options o = OneShard();
-  o.wal_file_bytes = 256;
-  {
-    ASSERT_OK_AND_ASSIGN(auto db, DB::Open(o, dir.path()));
-    for (uint64_t id = 1; id <= 20; ++id) ASSERT_OK(db->Put(id, test::RandomVector(kDim, id)));
-    ASSERT_OK(db->Close());
-  }
-  ASSERT_TRUE(fs::exists(WalPath(dir, 3)));
-  fs::remove(WalPath(dir, 1));
-  EXPECT_STATUS_CODE(DB::Open(o, dir.path()), absl::StatusCode::kDataLoss);
-}
+TEST(RecoveryTest, MissingFirstLogFileIsDataLoss) { ExpectDataLossWithoutLogFile(1); }
 
 // A file header of zeros is what a crash leaves of a file created but never
 // synced, and then no record follows it (the writer syncs the header before
 // the first record): zeros followed by records are damage.
 TEST(RecoveryTest, ZeroedFileHeaderBeforeRecordsIsDataLoss) {
   TempDir dir;
-  {
-    ASSERT_OK_AND_ASSIGN(auto db, DB::Open(OneShard(), dir.path()));
-    for (uint64_t id = 1; id <= 20; ++id) ASSERT_OK(db->Put(id, test::RandomVector(kDim, id)));
-    ASSERT_OK(db->Close());
-  }
+  ASSERT_NO_FATAL_FAILURE(PutOneToTwenty(OneShard(), dir));
   std::string bytes = ReadAll(WalPath(dir));
   std::fill(bytes.begin(), bytes.begin() + 32, '\0');
   WriteAll(WalPath(dir), bytes);

@@ -38,10 +38,11 @@ class WalTest : public ::testing::Test {
   FileSystem* fs() { return FileSystem::Default(); }
   std::string FilePath(uint64_t number) { return JoinPath(dir_.path(), WalFileName(number)); }
 
-  std::unique_ptr<WalWriter> NewWriter(size_t file_bytes = 1 << 16) {
+  // On `on` (default: the real file system).
+  std::unique_ptr<WalWriter> NewWriter(size_t file_bytes = 1 << 16, FileSystem* on = nullptr) {
     WalWriterOptions options;
     options.file_bytes = file_bytes;
-    auto writer = WalWriter::Open(fs(), dir_.path(), options, 1, 0);
+    auto writer = WalWriter::Open(on != nullptr ? on : fs(), dir_.path(), options, 1, 0);
     EXPECT_TRUE(writer.ok()) << writer.status();
     return std::move(writer).value();
   }
@@ -56,6 +57,19 @@ class WalTest : public ::testing::Test {
     for (uint32_t i = 0; i < n * kDim; ++i) v[i] = static_cast<float>(first_id * 10 + i);
     w->FinishRecord(RecordType::kPut, next_sequence_, n, kDim);
     next_sequence_ += n;
+  }
+
+  // Appends one-vector puts until BeginRecord fails (at most 100), and
+  // returns that failure; *first_lsn is the end of the first put.
+  absl::Status AppendUntilFailure(WalWriter* w, uint64_t* first_lsn) {
+    for (int i = 0; i < 100; ++i) {
+      absl::StatusOr<char*> payload = w->BeginRecord(PutPayloadSize(1, kDim));
+      if (!payload.ok()) return payload.status();
+      std::memset(*payload, 0, PutPayloadSize(1, kDim));
+      const uint64_t lsn = w->FinishRecord(RecordType::kPut, next_sequence_++, 1, kDim);
+      if (i == 0) *first_lsn = lsn;
+    }
+    return absl::OkStatus();
   }
 
   void AppendDelete(WalWriter* w, uint64_t id) {
@@ -354,24 +368,16 @@ TEST_F(WalTest, ConcurrentSyncersCoverEveryAppend) {
 // later sync, not Close.
 TEST_F(WalTest, FailedCloseOfTheRotatedFileSticksAndIsNotRepeated) {
   test::FaultInjectionFileSystem fault_fs;
-  WalWriterOptions options;
-  options.file_bytes = 256;
-  absl::StatusOr<std::unique_ptr<WalWriter>> opened =
-      WalWriter::Open(&fault_fs, dir_.path(), options, 1, 0);
-  ASSERT_TRUE(opened.ok()) << opened.status();
-  WalWriter& w = **opened;
+  std::unique_ptr<WalWriter> writer = NewWriter(/*file_bytes=*/256, &fault_fs);
+  ASSERT_NE(writer, nullptr);
+  WalWriter& w = *writer;
   fault_fs.FailNth(test::FsOp::kTruncate, 1, /*persistent=*/false);
-  absl::StatusOr<char*> begun;
-  for (int i = 0; i < 100; ++i) {
-    begun = w.BeginRecord(PutPayloadSize(1, kDim));
-    if (!begun.ok()) break;
-    std::memset(*begun, 0, PutPayloadSize(1, kDim));
-    w.FinishRecord(RecordType::kPut, next_sequence_++, 1, kDim);
-  }
-  ASSERT_FALSE(begun.ok()) << "no rotation in 100 records of a 256-byte file";
+  uint64_t first_lsn = 0;
+  const absl::Status failed = AppendUntilFailure(&w, &first_lsn);
+  ASSERT_FALSE(failed.ok()) << "no rotation in 100 records of a 256-byte file";
   EXPECT_EQ(fault_fs.faults_injected(), 1u);
   EXPECT_EQ(fault_fs.op_count(test::FsOp::kTruncate), 1u);
-  EXPECT_EQ(w.BeginRecord(8).status(), begun.status());  // sticky
+  EXPECT_EQ(w.BeginRecord(8).status(), failed);  // sticky
   EXPECT_FALSE(w.SyncFile().ok());
   (void)w.Close(/*sync=*/false);
   EXPECT_EQ(fault_fs.op_count(test::FsOp::kTruncate), 1u) << "the closed file was closed again";
@@ -383,25 +389,15 @@ TEST_F(WalTest, FailedCloseOfTheRotatedFileSticksAndIsNotRepeated) {
 // dropped the pages that did not reach the disk.
 TEST_F(WalTest, FailedSyncOfTheRotatedFileFailsEveryLaterSyncTo) {
   test::FaultInjectionFileSystem fault_fs;
-  WalWriterOptions options;
-  options.file_bytes = 256;
-  absl::StatusOr<std::unique_ptr<WalWriter>> opened =
-      WalWriter::Open(&fault_fs, dir_.path(), options, 1, 0);
-  ASSERT_TRUE(opened.ok()) << opened.status();
-  WalWriter& w = **opened;
+  std::unique_ptr<WalWriter> writer = NewWriter(/*file_bytes=*/256, &fault_fs);
+  ASSERT_NE(writer, nullptr);
+  WalWriter& w = *writer;
   // The rotation's syncs: the new file's header, its directory, then the
   // old file.
   fault_fs.FailNth(test::FsOp::kSync, 3, /*persistent=*/false);
   uint64_t first_lsn = 0;
-  absl::StatusOr<char*> begun;
-  for (int i = 0; i < 100; ++i) {
-    begun = w.BeginRecord(PutPayloadSize(1, kDim));
-    if (!begun.ok()) break;
-    std::memset(*begun, 0, PutPayloadSize(1, kDim));
-    const uint64_t lsn = w.FinishRecord(RecordType::kPut, next_sequence_++, 1, kDim);
-    if (first_lsn == 0) first_lsn = lsn;
-  }
-  ASSERT_FALSE(begun.ok()) << "no rotation in 100 records of a 256-byte file";
+  ASSERT_FALSE(AppendUntilFailure(&w, &first_lsn).ok())
+      << "no rotation in 100 records of a 256-byte file";
   ASSERT_EQ(fault_fs.faults_injected(), 1u);
   EXPECT_FALSE(w.SyncTo(first_lsn).ok()) << "a record of the old file was acknowledged";
   EXPECT_FALSE(w.SyncTo(w.end_lsn()).ok());
