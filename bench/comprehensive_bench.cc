@@ -58,6 +58,9 @@ ABSL_FLAG(uint32_t, writers, 8, "writer threads of the group-commit run");
 ABSL_FLAG(bool, direct_io_log, true,
           "Options::direct_io_log: kAlways logs on a disk written with direct I/O "
           "(false: through a shared mapping)");
+ABSL_FLAG(bool, collection_commit_log, true,
+          "Options::collection_commit_log: kAlways writes synced through one commit log "
+          "per collection (false: each shard syncs its own log)");
 ABSL_FLAG(size_t, queries, 0, "search queries (0 = the dataset's default)");
 ABSL_FLAG(std::string, disk_dir, "./shoal-bench-tmp",
           "scratch directory of the write phases on the working disk ('' = skip disk runs)");
@@ -169,6 +172,7 @@ void FillRunConfig(const Dataset& data, Config& c) {
   r.shards = absl::GetFlag(FLAGS_shards);
   r.writers = std::max(1u, absl::GetFlag(FLAGS_writers));
   r.direct_io_log = absl::GetFlag(FLAGS_direct_io_log);
+  r.collection_commit_log = absl::GetFlag(FLAGS_collection_commit_log);
   r.reps = std::max(1, absl::GetFlag(FLAGS_reps));
   r.time_budget_s = absl::GetFlag(FLAGS_time_budget_s);
   r.search_budget_s = absl::GetFlag(FLAGS_search_budget_s);

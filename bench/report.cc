@@ -148,8 +148,9 @@ void PrintRaw(const Report& r) {
 
 void PrintGroupCommit(const Report& r) {
   if (r.group_commit.runs.empty()) return;
-  fmt::print("Group commit (fsync always, {}, one Put per call, distinct ids, {} log)\n",
-             r.group_commit.target, r.config.direct_io_log ? "direct-I/O" : "mapped");
+  fmt::print("Group commit (fsync always, {}, one Put per call, distinct ids, {} {})\n",
+             r.group_commit.target, r.config.direct_io_log ? "direct-I/O" : "mapped",
+             r.config.collection_commit_log ? "commit log per collection" : "log per shard");
   fmt::print("{:>7} {:>10} {:>9} {:>12} {:>14}\n", "writers", "puts", "seconds", "puts/s",
              "us/put/writer");
   for (const GroupCommitRun& x : r.group_commit.runs) {
@@ -204,6 +205,7 @@ void ConfigToJson(const RunConfig& c, JsonWriter& w) {
   w.Field("shard_count", c.shards);
   w.Field("group_commit_writers", c.writers);
   w.Field("direct_io_log", c.direct_io_log);
+  w.Field("collection_commit_log", c.collection_commit_log);
   w.Field("reps", c.reps);
   w.Field("time_budget_s", c.time_budget_s);
   w.Field("search_budget_s", c.search_budget_s);

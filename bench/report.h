@@ -29,6 +29,7 @@ struct RunConfig {
   uint32_t shards = 0;   // CollectionOptions::shard_count (0 = one per core)
   uint32_t writers = 0;  // group-commit writer threads
   bool direct_io_log = true;  // Options::direct_io_log
+  bool collection_commit_log = true;  // Options::collection_commit_log
   int reps = 1;
   double time_budget_s = 0;
   double search_budget_s = 0;

@@ -44,6 +44,7 @@ shoal::Options Config::DbOptions(shoal::FsyncPolicy policy) const {
   o.worker_threads = run.threads;
   o.memtable_bytes = run.memtable_bytes;
   o.direct_io_log = run.direct_io_log;
+  o.collection_commit_log = run.collection_commit_log;
   o.default_collection.dim = run.dim;
   o.default_collection.metric = metric;
   o.default_collection.shard_count = run.shards;

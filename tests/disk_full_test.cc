@@ -152,10 +152,10 @@ absl::Status PutUntilFailure(DB& db, uint64_t first_id, test::VectorMap* model,
   return PutNew(db, first_id, 100000, model, failed_id);
 }
 
-// 10000 x 128 random floats (5 MB, more room than these tests leave) under
-// ids 1000, 1001, ...
-std::vector<float> LargeBatch(uint64_t seed, std::vector<uint64_t>* ids) {
-  constexpr size_t kRows = 10000;
+// `rows` x 128 random floats (10000: 5 MB, more room than most of these tests
+// leave) under ids 1000, 1001, ...
+std::vector<float> LargeBatch(uint64_t seed, std::vector<uint64_t>* ids,
+                              size_t kRows = 10000) {
   ids->resize(kRows);
   for (size_t i = 0; i < kRows; ++i) (*ids)[i] = 1000 + i;
   return test::RandomVectors(kRows, kDim, seed);
@@ -188,16 +188,18 @@ void FillThenResume(SmallFileSystem& small, const Options& options, size_t more)
   EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
 }
 
-// On `small` (a few MiB): 100 Puts, then a PutBatch larger than the whole
-// file system, which must be ResourceExhausted and apply none of its rows;
-// then 100 more Puts still go through, and a reopen has exactly the Puts.
-void BatchLargerThanTheRoomLeftAppliesNothing(SmallFileSystem& small, const Options& options) {
+// On `small`: 100 Puts, then a PutBatch of `rows` rows, larger than the
+// whole file system, which must be ResourceExhausted and apply none of its
+// rows; then 100 more Puts still go through, and a reopen has exactly the
+// Puts.
+void BatchLargerThanTheRoomLeftAppliesNothing(SmallFileSystem& small, const Options& options,
+                                              size_t rows = 10000) {
   const std::string path = small.path() + "/db";
   ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, path));
   test::VectorMap model;
   ASSERT_OK(PutNew(*db, 0, 100, &model));
   std::vector<uint64_t> ids;
-  const std::vector<float> vectors = LargeBatch(7, &ids);  // more than the whole file system
+  const std::vector<float> vectors = LargeBatch(7, &ids, rows);
   absl::Status s = db->PutBatch(ids, vectors);
   EXPECT_TRUE(absl::IsResourceExhausted(s)) << s;
   ExpectAbsent(*db, ids.front());
@@ -299,9 +301,13 @@ bool DirectIoWorks(const std::string& dir) {
     GTEST_SKIP() << "no direct I/O on the loop-mounted ext4 at " << (small).path(); \
   }
 
-Options KAlwaysOptions(size_t wal_file_bytes) {
+// kAlways, each shard syncing its own log (written with direct I/O), or
+// with the collection's commit log (written with direct I/O; the shard logs
+// are mapped).
+Options KAlwaysOptions(size_t wal_file_bytes, bool commit_log) {
   Options o = SmallOptions(wal_file_bytes);
   o.fsync = FsyncPolicy::kAlways;
+  o.collection_commit_log = commit_log;
   return o;
 }
 
@@ -310,19 +316,42 @@ TEST(DiskFullDirectIoTest, KAlwaysPutReturnsResourceExhaustedLosesNothingAndResu
   SKIP_UNLESS_DIRECT_IO(small);
   // One log file, larger than the disk: its zero-fill ahead of the writer
   // runs into the full disk.
-  FillThenResume(small, KAlwaysOptions(64 << 20), 100);
+  FillThenResume(small, KAlwaysOptions(64 << 20, false), 100);
 }
 
 TEST(DiskFullDirectIoTest, KAlwaysLogRotationOntoAFullDiskLosesNothingAndResumes) {
   SmallFileSystem small(16 << 20, SmallFileSystem::Kind::kExt4);
   SKIP_UNLESS_DIRECT_IO(small);
-  FillThenResume(small, KAlwaysOptions(256 << 10), 1000);
+  FillThenResume(small, KAlwaysOptions(256 << 10, false), 1000);
 }
 
 TEST(DiskFullDirectIoTest, KAlwaysPutBatchLargerThanTheRoomLeftAppliesNothing) {
   SmallFileSystem small(8 << 20, SmallFileSystem::Kind::kExt4);
   SKIP_UNLESS_DIRECT_IO(small);
-  BatchLargerThanTheRoomLeftAppliesNothing(small, KAlwaysOptions(64 << 20));
+  BatchLargerThanTheRoomLeftAppliesNothing(small, KAlwaysOptions(64 << 20, false));
+}
+
+TEST(DiskFullDirectIoTest, CommitLogPutReturnsResourceExhaustedLosesNothingAndResumes) {
+  SmallFileSystem small(16 << 20, SmallFileSystem::Kind::kExt4);
+  SKIP_UNLESS_DIRECT_IO(small);
+  FillThenResume(small, KAlwaysOptions(64 << 20, true), 100);
+}
+
+TEST(DiskFullDirectIoTest, CommitLogRotationOntoAFullDiskLosesNothingAndResumes) {
+  SmallFileSystem small(16 << 20, SmallFileSystem::Kind::kExt4);
+  SKIP_UNLESS_DIRECT_IO(small);
+  // Every log (the shard logs and the commit log) moves to a new file every
+  // 256 KiB; the commit log's checkpoints sync the shard logs and remove
+  // its old files on the way.
+  FillThenResume(small, KAlwaysOptions(256 << 10, true), 1000);
+}
+
+TEST(DiskFullDirectIoTest, CommitLogPutBatchLargerThanTheRoomLeftAppliesNothing) {
+  SmallFileSystem small(16 << 20, SmallFileSystem::Kind::kExt4);
+  SKIP_UNLESS_DIRECT_IO(small);
+  // 20 MB: the shard logs' reserved space takes part of it, the commit log
+  // fails to reserve the rest.
+  BatchLargerThanTheRoomLeftAppliesNothing(small, KAlwaysOptions(64 << 20, true), 40000);
 }
 
 // ---- Without root: reservations fail on the fault-injecting file system ----

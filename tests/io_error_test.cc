@@ -240,6 +240,8 @@ struct IoCase {
   // In a directory on a disk (TempDir::Storage::kDisk), where kAlways logs
   // are written with direct I/O; else on tmpfs, where they are mapped.
   bool on_disk = false;
+  // kAlways: Options::collection_commit_log (else each shard syncs its log).
+  bool commit_log = true;
 };
 
 Options CaseOptions(const IoCase& c) {
@@ -248,6 +250,7 @@ Options CaseOptions(const IoCase& c) {
   o.wal_file_bytes = c.wal_file_bytes;
   o.memtable_bytes = c.memtable_bytes;
   o.worker_threads = 2;
+  o.collection_commit_log = c.commit_log;
   return o;
 }
 
@@ -428,6 +431,15 @@ std::vector<IoCase> Cases() {
     c.name += c.policy == FsyncPolicy::kAlways ? "OnDisk" : "KAlwaysOnDisk";
     c.policy = FsyncPolicy::kAlways;
     c.on_disk = true;
+    cases.push_back(std::move(c));
+  }
+  // The disk cases once more with each shard syncing its own log (written
+  // with direct I/O) instead of the collection's commit log.
+  const size_t commit_log_cases = cases.size();
+  for (size_t i = mapped_cases; i < commit_log_cases; ++i) {
+    IoCase c = cases[i];
+    c.name += "PerShardLog";
+    c.commit_log = false;
     cases.push_back(std::move(c));
   }
   return cases;

@@ -3,6 +3,7 @@
 #include "db/collection.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
@@ -35,8 +36,19 @@ absl::StatusOr<std::unique_ptr<Collection>> Collection::Open(
     const Context& context, const std::string& dir, std::string name,
     const CollectionOptions& options, const std::vector<ShardMeta>& shards) {
   std::unique_ptr<Collection> c(
-      new Collection(context.pool, dir, std::move(name), options, context.manifest,
+      new Collection(context.fs, context.pool, dir, std::move(name), options, context.manifest,
                      context.incarnation));
+  const Options& db_options = context.db_options;
+  const bool commit_log =
+      db_options.fsync == FsyncPolicy::kAlways && db_options.collection_commit_log;
+  if (commit_log) {
+    wal::CommitLogOptions log_options;
+    log_options.file_bytes = db_options.wal_file_bytes;
+    log_options.direct_io = db_options.direct_io_log;
+    log_options.sync_shard_logs = [c = c.get()] { return c->SyncWal(); };
+    c->commit_log_ = std::make_unique<wal::CommitLog>(
+        context.fs, c->CommitLogDir(), std::move(log_options));
+  }
   c->shards_.resize(options.shard_count);
   std::vector<absl::Status> status(options.shard_count);
   context.pool->ParallelFor(options.shard_count, [&](size_t i) {
@@ -55,6 +67,7 @@ absl::StatusOr<std::unique_ptr<Collection>> Collection::Open(
     // Only kAlways writes gather; the others would only bounce the
     // counters' cache line between the shards' writers.
     so.group_commit = db.fsync == FsyncPolicy::kAlways ? &c->group_commit_ : nullptr;
+    so.commit_log = c->commit_log_.get();
     so.arena_block_bytes = db.arena_block_bytes;
     so.memtable_bytes = db.memtable_bytes;
     so.preallocate = db.preallocate;
@@ -75,7 +88,40 @@ absl::StatusOr<std::unique_ptr<Collection>> Collection::Open(
   // Shard::Open may have created shard-<n>/: make those entries durable, or a
   // machine crash could drop a shard directory with its synced log.
   SHOAL_RETURN_IF_ERROR(context.fs->SyncDir(dir));
+  SHOAL_RETURN_IF_ERROR(c->RecoverCommitLog(db_options.salvage_corrupt_wal, commit_log));
   return c;
+}
+
+std::string Collection::CommitLogDir() const { return JoinPath(dir_, wal::kCommitLogDir); }
+
+absl::Status Collection::RecoverCommitLog(bool salvage, bool open) {
+  FileSystem* fs = fs_;
+  const std::string dir = CommitLogDir();
+  // Whatever the options now: a crash under kAlways may have left records
+  // that only the commit log holds.
+  SHOAL_ASSIGN_OR_RETURN(
+      std::vector<uint64_t> numbers,
+      wal::ReplayCommitLog(fs, dir, options_.dim, salvage,
+                           [&](uint32_t shard, const wal::RecordView& r) -> absl::Status {
+                             if (shard >= shards_.size()) {
+                               return absl::DataLossError(absl::StrCat(
+                                   "commit log record at offset ", r.offset, " names shard ",
+                                   shard, " of a collection with ", shards_.size()));
+                             }
+                             return shards_[shard]->ApplyCommitted(r);
+                           }));
+  const uint64_t next = numbers.empty() ? 1 : numbers.back() + 1;
+  if (!numbers.empty()) {
+    // The records the shards took from it must be durable before it goes.
+    SHOAL_RETURN_IF_ERROR(SyncWal());
+    SHOAL_RETURN_IF_ERROR(wal::RemoveCommitLogFiles(fs, dir, next));
+  }
+  if (!open) return absl::OkStatus();
+  if (!fs->Exists(dir)) {
+    SHOAL_RETURN_IF_ERROR(fs->CreateDir(dir));
+    SHOAL_RETURN_IF_ERROR(fs->SyncDir(dir_));
+  }
+  return commit_log_->Start(next);
 }
 
 absl::Status Collection::Put(uint64_t id, std::span<const float> vector) {
@@ -352,6 +398,17 @@ absl::Status Collection::Close() {
   for (auto& shard : shards_) {
     absl::Status s = shard->Close();
     if (first.ok()) first = s;
+  }
+  if (commit_log_ != nullptr && !commit_log_closed_) {
+    commit_log_closed_ = true;
+    absl::Status s = commit_log_->Close();
+    if (first.ok()) first = s;
+    // The shard logs are durable: the commit log holds nothing they lack.
+    // After a failure it stays, for the next Open to replay.
+    if (first.ok()) {
+      first = wal::RemoveCommitLogFiles(fs_, CommitLogDir(),
+                                        std::numeric_limits<uint64_t>::max());
+    }
   }
   return first;
 }

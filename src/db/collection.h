@@ -22,6 +22,7 @@
 #include "util/background_worker.h"
 #include "util/file_system.h"
 #include "util/thread_pool.h"
+#include "wal/commit_log.h"
 
 namespace shoal {
 
@@ -78,13 +79,18 @@ class Collection {
   CollectionReport Report() const;
 
  private:
-  Collection(ThreadPool* pool, std::string dir, std::string name,
+  Collection(FileSystem* fs, ThreadPool* pool, std::string dir, std::string name,
              const CollectionOptions& options, ManifestEditor* manifest, uint64_t incarnation)
-      : pool_(pool), dir_(std::move(dir)), name_(std::move(name)), options_(options),
+      : fs_(fs), pool_(pool), dir_(std::move(dir)), name_(std::move(name)), options_(options),
         manifest_(manifest), incarnation_(incarnation) {}
 
   // The query as searched: validated, and normalized for kCosine.
   absl::Status PrepareQuery(std::span<const float> query, std::vector<float>* out) const;
+  // Replays the commit log files a crash left into the shards, makes their
+  // logs durable and removes the files; then, when `open` (kAlways with
+  // Options::collection_commit_log), starts the commit log.
+  absl::Status RecoverCommitLog(bool salvage, bool open);
+  std::string CommitLogDir() const;
   // Top-k over every shard, on this thread.
   absl::StatusOr<std::vector<Neighbor>> SearchShards(const float* query,
                                                      const SearchOptions& options) const;
@@ -97,15 +103,18 @@ class Collection {
                          std::vector<const float*>* part_rows,
                          std::vector<size_t>* start) const;
 
+  FileSystem* const fs_;
   ThreadPool* const pool_;
   const std::string dir_;
   const std::string name_;
   const CollectionOptions options_;
   ManifestEditor* const manifest_;
   const uint64_t incarnation_;
-  // What the shards' log syncers know of each other (before shards_: it
-  // outlives them).
+  // What the shards' log syncers know of each other, and the commit log
+  // (before shards_: they outlive them).
   wal::GroupCommitCounters group_commit_;
+  std::unique_ptr<wal::CommitLog> commit_log_;  // null unless kAlways + collection_commit_log
+  bool commit_log_closed_ = false;
   std::vector<std::unique_ptr<Shard>> shards_;
 };
 

@@ -53,18 +53,26 @@ struct Shard::Snapshot {
   std::vector<Source> older;  // newest first
 };
 
-// Counts a kAlways write call for the log's group commit (WalWriter::WriterEnter).
+// Counts a kAlways write call for the group commit of the log it waits for
+// (WalWriter::WriterEnter): the commit log's when there is one.
 class Shard::SyncingWriter {
  public:
   explicit SyncingWriter(Shard* shard)
-      : wal_(shard->options_.fsync == FsyncPolicy::kAlways ? shard->wal_.get() : nullptr) {
+      : commit_(shard->options_.fsync == FsyncPolicy::kAlways ? shard->options_.commit_log
+                                                              : nullptr),
+        wal_(shard->options_.fsync == FsyncPolicy::kAlways && commit_ == nullptr
+                 ? shard->wal_.get()
+                 : nullptr) {
+    if (commit_ != nullptr) commit_->WriterEnter();
     if (wal_ != nullptr) wal_->WriterEnter();
   }
   ~SyncingWriter() {
+    if (commit_ != nullptr) commit_->WriterExit();
     if (wal_ != nullptr) wal_->WriterExit();
   }
 
  private:
+  wal::CommitLog* const commit_;
   wal::WalWriter* const wal_;
 };
 
@@ -153,6 +161,9 @@ absl::Status Shard::ApplyRecord(const wal::RecordView& r, uint64_t file_number) 
       }
       active_min_sequence_ = r.sequence + 1;
       break;
+    case wal::RecordType::kShardRecord:
+      // Commit logs only: ReadWalFile refuses one in a shard's log.
+      return absl::InternalError("a commit log record in a shard's log");
   }
   return absl::OkStatus();
 }
@@ -287,8 +298,16 @@ absl::Status Shard::Recover() {
   wal_options.shard = options_.index;
   wal_options.file_bytes = options_.wal_file_bytes;
   wal_options.populate = options_.preallocate;
-  wal_options.direct_io = options_.fsync == FsyncPolicy::kAlways && options_.direct_io_log;
-  wal_options.group = options_.group_commit;
+  // With a commit log, writes wait for its syncs, not this log's, which is
+  // then mapped (so a process that dies leaves every record in it) and
+  // synced only by checkpoints, rotations and Close: its pages may be
+  // dirtied ahead of the writer, to spare the writer (holding the shard's
+  // and the commit log's locks) a page fault every few records.
+  const bool synced_per_write =
+      options_.fsync == FsyncPolicy::kAlways && options_.commit_log == nullptr;
+  wal_options.direct_io = synced_per_write && options_.direct_io_log;
+  wal_options.group = synced_per_write ? options_.group_commit : nullptr;
+  wal_options.dirty_ahead = options_.commit_log != nullptr;
   wal_options.prefaulter = options_.prefaulter;
   SHOAL_ASSIGN_OR_RETURN(wal_, wal::WalWriter::Open(fs_, dir_, wal_options,
                                                     resume_number, resume_offset));
@@ -301,6 +320,47 @@ absl::Status Shard::Recover() {
   return absl::OkStatus();
 }
 
+absl::Status Shard::ApplyCommitted(const wal::RecordView& r) {
+  MutexLock lock(&mu_);
+  if (r.sequence < next_sequence_) {
+    if (r.sequence + r.count <= next_sequence_) return absl::OkStatus();  // the log has it
+  } else if (r.sequence == next_sequence_) {
+    SHOAL_ASSIGN_OR_RETURN(char* payload, wal_->BeginRecord(r.payload_length));
+    std::memcpy(payload, r.ids, r.payload_length);
+    wal_->FinishRecord(r.type, r.sequence, r.count, r.dim);
+    SHOAL_RETURN_IF_ERROR(ApplyRecord(r, wal_->current_file_number()));
+    recovery_.from_commit_log += 1;
+    MaybeFreezeLocked();
+    return absl::OkStatus();
+  }
+  return absl::DataLossError(absl::StrCat(
+      "collection ", options_.collection, " shard ", options_.index,
+      ": the commit log's record at offset ", r.offset, " holds sequences ", r.sequence, "..",
+      r.sequence + r.count - 1, ", but the shard's log ends at ", next_sequence_ - 1,
+      ": the records between are lost"));
+}
+
+absl::StatusOr<uint64_t> Shard::AppendRecord(wal::RecordType type, uint32_t count,
+                                             uint32_t dim, size_t payload_length,
+                                             absl::FunctionRef<void(char*)> fill) {
+  // A rotation of this log (and its sync) and the copy of the payload
+  // happen here, outside the commit log's mutex, which every writer of the
+  // collection takes.
+  SHOAL_ASSIGN_OR_RETURN(char* payload, wal_->BeginRecord(payload_length));
+  fill(payload);
+  if (options_.commit_log == nullptr) {
+    return wal_->FinishRecord(type, next_sequence_, count, dim);
+  }
+  // A record begun but not finished takes no room: when the commit log
+  // fails, the next record starts at the same offset.
+  uint64_t lsn = 0;
+  return options_.commit_log->Append(
+      options_.index, wal::AlignRecord(wal::kRecordHeaderSize + payload_length), [&] {
+        lsn = wal_->FinishRecord(type, next_sequence_, count, dim);
+        return wal_->last_record();
+      });
+}
+
 absl::StatusOr<uint64_t> Shard::AppendPut(std::span<const uint64_t> ids,
                                           std::span<const float* const> rows,
                                           PutTiming* timing) {
@@ -311,12 +371,15 @@ absl::StatusOr<uint64_t> Shard::AppendPut(std::span<const uint64_t> ids,
   for (size_t first = 0; first < ids.size(); first += per_record) {
     const size_t n = std::min(per_record, ids.size() - first);
     const int64_t t0 = timing != nullptr ? timing::NowMicros() : 0;
-    SHOAL_ASSIGN_OR_RETURN(char* payload, wal_->BeginRecord(wal::PutPayloadSize(n, dim)));
-    std::memcpy(payload, ids.data() + first, n * sizeof(uint64_t));
-    char* out = payload + n * sizeof(uint64_t);
-    for (size_t i = 0; i < n; ++i) std::memcpy(out + i * row_bytes, rows[first + i], row_bytes);
-    lsn = wal_->FinishRecord(wal::RecordType::kPut, next_sequence_, static_cast<uint32_t>(n),
-                             options_.dim);
+    SHOAL_ASSIGN_OR_RETURN(
+        lsn, AppendRecord(wal::RecordType::kPut, static_cast<uint32_t>(n), options_.dim,
+                          wal::PutPayloadSize(n, dim), [&](char* payload) {
+                            std::memcpy(payload, ids.data() + first, n * sizeof(uint64_t));
+                            char* out = payload + n * sizeof(uint64_t);
+                            for (size_t i = 0; i < n; ++i) {
+                              std::memcpy(out + i * row_bytes, rows[first + i], row_bytes);
+                            }
+                          }));
     next_sequence_ += n;
     const int64_t t1 = timing != nullptr ? timing::NowMicros() : 0;
     if (n > 1) active_->Reserve(n);
@@ -330,7 +393,13 @@ absl::StatusOr<uint64_t> Shard::AppendPut(std::span<const uint64_t> ids,
 }
 
 absl::Status Shard::AfterAppend(uint64_t lsn) {
-  if (options_.fsync == FsyncPolicy::kAlways) return wal_->SyncTo(lsn);
+  if (options_.fsync != FsyncPolicy::kAlways) return absl::OkStatus();
+  if (options_.commit_log == nullptr) return wal_->SyncTo(lsn);
+  SHOAL_RETURN_IF_ERROR(options_.commit_log->SyncTo(lsn));
+  // This write is durable whatever the checkpoint does: a failure leaves the
+  // commit log's files for the next one, and a failed sync of a shard's log
+  // fails that shard's later writes (WalWriter::BeginRecord).
+  (void)options_.commit_log->MaybeCheckpoint();
   return absl::OkStatus();
 }
 
@@ -373,10 +442,11 @@ absl::Status Shard::Delete(std::span<const uint64_t> ids) {
   {
     MutexLock lock(&mu_);
     if (closed_) return absl::FailedPreconditionError("database is closed");
-    SHOAL_ASSIGN_OR_RETURN(char* payload, wal_->BeginRecord(ids.size() * sizeof(uint64_t)));
-    std::memcpy(payload, ids.data(), ids.size() * sizeof(uint64_t));
-    lsn = wal_->FinishRecord(wal::RecordType::kDelete, next_sequence_,
-                             static_cast<uint32_t>(ids.size()), 0);
+    SHOAL_ASSIGN_OR_RETURN(
+        lsn, AppendRecord(wal::RecordType::kDelete, static_cast<uint32_t>(ids.size()), 0,
+                          ids.size() * sizeof(uint64_t), [&](char* payload) {
+                            std::memcpy(payload, ids.data(), ids.size() * sizeof(uint64_t));
+                          }));
     next_sequence_ += ids.size();
     for (uint64_t id : ids) active_->Delete(id);
     MaybeFreezeLocked();
@@ -573,8 +643,10 @@ absl::StatusOr<Shard::BulkPart> Shard::PrepareBulk() {
     if (closed_) return absl::FailedPreconditionError("database is closed");
     SHOAL_RETURN_IF_ERROR(FreezeLocked());
     part.sequence = next_sequence_;
-    SHOAL_RETURN_IF_ERROR(wal_->BeginRecord(0).status());
-    barrier_lsn = wal_->FinishRecord(wal::RecordType::kBarrier, part.sequence, 1, 0);
+    // In the commit log too: a later write acknowledged through it takes a
+    // later sequence number, and recovery must find every one between.
+    SHOAL_ASSIGN_OR_RETURN(barrier_lsn,
+                           AppendRecord(wal::RecordType::kBarrier, 1, 0, 0, [](char*) {}));
     next_sequence_ += 1;
     active_min_sequence_ = next_sequence_;
     part.number = options_.manifest->NewFileNumber();
@@ -586,7 +658,18 @@ absl::StatusOr<Shard::BulkPart> Shard::PrepareBulk() {
   // the bulk segment. Without it, a machine crash under kNever/kInterval kept
   // the segment but lost the barrier, and older log records won over the
   // bulk-loaded vectors.
-  absl::Status synced = wal_->SyncTo(barrier_lsn);
+  // With a commit log, the barrier is durable there (the writes acknowledged
+  // after it through the commit log need it, to leave no hole), and in this
+  // log too: a recovery that found the segment but not its barrier here
+  // would rank the records before the barrier above the segment.
+  absl::Status synced = options_.commit_log != nullptr
+                            ? options_.commit_log->SyncTo(barrier_lsn)
+                            : absl::OkStatus();
+  // (barrier_lsn is the commit log's position then; this log's is before
+  // its end now.)
+  if (synced.ok()) {
+    synced = wal_->SyncTo(options_.commit_log != nullptr ? wal_->end_lsn() : barrier_lsn);
+  }
   if (!synced.ok()) {
     DiscardBulk(part, /*keep_file=*/true);  // no file yet
     return synced;

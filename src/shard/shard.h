@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "db/inspect.h"
@@ -46,6 +47,7 @@
 #include "util/mutex.h"
 #include "util/thread_pool.h"
 #include "util/top_k.h"
+#include "wal/commit_log.h"
 #include "wal/wal_reader.h"
 #include "wal/wal_writer.h"
 
@@ -64,6 +66,11 @@ struct ShardOptions {
   bool direct_io_log = true;  // Options::direct_io_log
   // Shared by the collection's shards (group commit); may be null.
   wal::GroupCommitCounters* group_commit = nullptr;
+  // kAlways with Options::collection_commit_log: the collection's commit log,
+  // opened after the shards (no write comes before). Every record
+  // record goes to it too, and a write waits for its sync instead of this
+  // shard's log's, which is then mapped (commit_log.h). May be null.
+  wal::CommitLog* commit_log = nullptr;
   size_t arena_block_bytes = 4 << 20;
   size_t memtable_bytes = 64 << 20;
   bool preallocate = false;
@@ -82,6 +89,7 @@ struct RecoveryStats {
   uint64_t ops = 0;
   bool torn_tail_dropped = false;
   bool salvaged = false;  // corruption skipped under salvage_corrupt_wal
+  uint64_t from_commit_log = 0;  // records the log lacked, appended by ApplyCommitted
 };
 
 class Shard {
@@ -109,6 +117,12 @@ class Shard {
   // beam search over segments.
   [[nodiscard]] absl::Status Search(const float* query, const SearchOptions& options,
                                     TopK* top) const;
+
+  // Recovery, after Open: the record `r` of the collection's commit log (a
+  // put, delete or barrier of this shard). Skipped when the log already holds it;
+  // appended to the log and applied when it is the next one; DataLossError
+  // when records between the log's end and it are missing.
+  [[nodiscard]] absl::Status ApplyCommitted(const wal::RecordView& r);
 
   // Freezes the active memtable (when not empty) and returns once every
   // frozen memtable is a segment recorded in the manifest.
@@ -191,6 +205,13 @@ class Shard {
     int64_t wal_us = 0;
     int64_t memtable_us = 0;
   };
+  // Appends a record of `payload_length` bytes, written by `fill`, to the
+  // log and, with a commit log, to it. Returns the position AfterAppend
+  // syncs to.
+  absl::StatusOr<uint64_t> AppendRecord(wal::RecordType type, uint32_t count, uint32_t dim,
+                                        size_t payload_length,
+                                        absl::FunctionRef<void(char*)> fill)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<uint64_t> AppendPut(std::span<const uint64_t> ids,
                                      std::span<const float* const> rows, PutTiming* timing)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

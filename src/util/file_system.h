@@ -54,6 +54,10 @@ class MappedFile {
   // effort; safe to call from another thread, also concurrently with stores,
   // Reserve and CloseAndTruncate (then it does nothing).
   virtual void Populate(size_t offset, size_t length) {}
+  // As Populate, but on a file on a disk too, where Populate leaves the
+  // pages clean (every fdatasync would write back pages dirtied ahead) and
+  // the first store to each page faults. For files synced rarely.
+  virtual void PopulateDirty(size_t offset, size_t length) { Populate(offset, length); }
   // Unmaps and sets the file's length to `length` (<= capacity), then closes,
   // also when it returns an error. Afterwards Sync, SyncPrefix, Reserve
   // beyond what was reserved and CloseAndTruncate return

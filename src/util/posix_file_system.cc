@@ -82,7 +82,12 @@ class PosixMappedFile final : public MappedFile {
     MutexLock lock(&map_mu_);
     return ReserveLocked(end);
   }
-  void Populate(size_t offset, size_t length) override {
+  void Populate(size_t offset, size_t length) override { PopulateRange(offset, length, false); }
+  void PopulateDirty(size_t offset, size_t length) override {
+    PopulateRange(offset, length, true);
+  }
+  // Populate, dirtying the pages also on a disk when `dirty`.
+  void PopulateRange(size_t offset, size_t length, bool dirty) {
     // Holds map_mu_ throughout, so that the mapping stays; a writer whose
     // Reserve finds the prefaulter behind waits for it here (at most one
     // 2 MiB step).
@@ -95,9 +100,9 @@ class PosixMappedFile final : public MappedFile {
     const size_t page = 4096;
     const size_t begin = offset & ~(page - 1);
     // Only on tmpfs, where allocating the page is the whole cost of a first
-    // store and syncs are free. On a disk file, pre-dirtied pages would have
-    // to be written back by every fdatasync.
-    if (in_memory_) (void)madvise(base_ + begin, end - begin, MADV_POPULATE_WRITE);
+    // store and syncs are free, unless asked (PopulateDirty). On a disk file,
+    // pre-dirtied pages would have to be written back by every fdatasync.
+    if (in_memory_ || dirty) (void)madvise(base_ + begin, end - begin, MADV_POPULATE_WRITE);
 #endif
   }
   absl::Status CloseAndTruncate(size_t length) override {

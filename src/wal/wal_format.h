@@ -25,11 +25,16 @@
 //     payload   kPut: count ids (u64), then count*dim floats (f32)
 //               kDelete: count ids (u64); kBarrier: nothing (count = 1);
 //               sync mark (kSyncMarkType): a u64 offset (count = 1)
+//               kShardRecord (commit logs): shard u32, 0 u32, a shard record
 //     padding   zeros up to the next multiple of 8
 //   then zeros to the end of the file (space reserved for later records).
 //
 // All integers and floats are little-endian. Sequence numbers are per shard,
 // one per op, and contiguous across records and files.
+//
+// A collection's commit log (kAlways; commit_log.h) is the same format in
+// <collection dir>/commit/, with shard = kCommitLogShard in the file headers
+// and only kShardRecord records (and sync marks).
 
 #ifndef SHOAL_SRC_WAL_WAL_FORMAT_H_
 #define SHOAL_SRC_WAL_WAL_FORMAT_H_
@@ -52,7 +57,14 @@ enum class RecordType : uint8_t {
   // A bulk load took this sequence number (count 1, no payload): records
   // before it are older than the bulk segment, records after it newer.
   kBarrier = 3,
+  // Commit logs only (commit_log.h): a copy of one record of a shard's log
+  // (count 1, dim 0, sequence 0). Payload: shard u32, reserved u32 = 0, then
+  // the shard record whole (header, payload, padding), as in the shard's log.
+  kShardRecord = 4,
 };
+// The `shard` field of a commit log file's header.
+inline constexpr uint32_t kCommitLogShard = 0xFFFFFFFF;
+inline constexpr size_t kShardRecordPrefix = 8;
 // Record types with this bit set may be skipped by a reader that does not know
 // them; an unknown type without it is an error. They take no sequence number.
 inline constexpr uint8_t kSafeToIgnoreBit = 0x80;

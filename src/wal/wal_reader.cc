@@ -16,8 +16,10 @@ namespace {
 enum class Parse { kValid, kBad };
 
 // Checks the record at `off`: header fields consistent with the collection,
-// inside the file, checksum matching.
-Parse ParseRecordAt(std::string_view data, size_t off, uint32_t dim, RecordView* out) {
+// inside the file, checksum matching. A commit log holds shard records (and
+// marks) only, a shard's log never holds one.
+Parse ParseRecordAt(std::string_view data, size_t off, uint32_t dim, bool commit_log,
+                    RecordView* out) {
   if (off + kRecordHeaderSize > data.size()) return Parse::kBad;
   const char* h = data.data() + off;
   const uint64_t checksum = DecodeFixed64(h);
@@ -28,7 +30,16 @@ Parse ParseRecordAt(std::string_view data, size_t off, uint32_t dim, RecordView*
   const uint32_t rec_dim = DecodeFixed32(h + 28);
   if (h[13] != 0 || DecodeFixed16(h + 14) != 0) return Parse::kBad;
   if (length > data.size() - off - kRecordHeaderSize) return Parse::kBad;
+  if (commit_log != (type == static_cast<uint8_t>(RecordType::kShardRecord)) &&
+      type != kSyncMarkType) {
+    return Parse::kBad;
+  }
   switch (type) {
+    case static_cast<uint8_t>(RecordType::kShardRecord):
+      if (count != 1 || rec_dim != 0 || length < kShardRecordPrefix + kRecordHeaderSize) {
+        return Parse::kBad;
+      }
+      break;
     case static_cast<uint8_t>(RecordType::kPut):
       if (count == 0 || rec_dim != dim || length != PutPayloadSize(count, dim)) {
         return Parse::kBad;
@@ -65,7 +76,7 @@ struct After {
   bool valid_record = false;
   uint64_t proven_durable = 0;
 };
-After ScanAfter(std::string_view data, size_t from, uint32_t dim) {
+After ScanAfter(std::string_view data, size_t from, uint32_t dim, bool commit_log) {
   After after;
   RecordView r;
   size_t off = from + kRecordAlignment;
@@ -73,7 +84,7 @@ After ScanAfter(std::string_view data, size_t from, uint32_t dim) {
     // Zeros are skipped fast; a valid record whole (its payload holds no
     // record of its own).
     if (DecodeFixed64(data.data() + off) != 0 &&
-        ParseRecordAt(data, off, dim, &r) == Parse::kValid) {
+        ParseRecordAt(data, off, dim, commit_log, &r) == Parse::kValid) {
       after.valid_record = true;
       // A mark claims only bytes before itself (the writer's invariant), so
       // an image of one in a torn record's payload proves no more than a
@@ -100,12 +111,13 @@ absl::StatusOr<ReadResult> ReadWalFile(
     uint64_t number, uint32_t dim,
     const std::function<absl::Status(const RecordView&)>& on_record) {
   ReadResult result;
+  const bool commit_log = shard == kCommitLogShard;
   if (data.size() < kFileHeaderSize || AllZero(data.substr(0, kFileHeaderSize))) {
     // Created, but the header never reached the disk: no records can follow
     // (the writer syncs a new file's header before its first record). Valid
     // records after a zeroed header are damage, not a crash.
     if (data.size() >= kFileHeaderSize &&
-        ScanAfter(data, kFileHeaderSize - kRecordAlignment, dim).valid_record) {
+        ScanAfter(data, kFileHeaderSize - kRecordAlignment, dim, commit_log).valid_record) {
       return absl::DataLossError(absl::StrCat(
           "write-ahead log ", path, ": file header zeroed at offset 0, yet records follow"));
     }
@@ -132,7 +144,7 @@ absl::StatusOr<ReadResult> ReadWalFile(
   size_t off = kFileHeaderSize;
   while (off + kRecordHeaderSize <= data.size()) {
     RecordView record;
-    if (ParseRecordAt(data, off, dim, &record) != Parse::kValid) break;
+    if (ParseRecordAt(data, off, dim, commit_log, &record) != Parse::kValid) break;
     if ((static_cast<uint8_t>(record.type) & kSafeToIgnoreBit) == 0) {
       SHOAL_RETURN_IF_ERROR(on_record(record));
     }
@@ -144,13 +156,34 @@ absl::StatusOr<ReadResult> ReadWalFile(
   // mark after it proves them durable; else what a crash leaves of a sync
   // cut short (the blocks of one write, the pages of one fdatasync, reach
   // the disk in any order), none of it acknowledged: a torn tail.
-  if (ScanAfter(data, result.valid_end, dim).proven_durable > result.valid_end) {
+  if (ScanAfter(data, result.valid_end, dim, commit_log).proven_durable > result.valid_end) {
     result.corrupted = true;
     result.corrupt_offset = result.valid_end;
     return result;
   }
   result.torn_tail = !AllZero(data.substr(result.valid_end));
   return result;
+}
+
+absl::Status DecodeShardRecord(const RecordView& r, uint32_t dim, uint32_t* shard,
+                               RecordView* inner) {
+  if (r.type != RecordType::kShardRecord) {
+    return absl::InvalidArgumentError("not a shard record");
+  }
+  const std::string_view bytes(r.ids + kShardRecordPrefix,
+                               r.payload_length - kShardRecordPrefix);
+  *shard = DecodeFixed32(r.ids);
+  if (DecodeFixed32(r.ids + 4) != 0 ||
+      ParseRecordAt(bytes, 0, dim, /*commit_log=*/false, inner) != Parse::kValid ||
+      AlignRecord(kRecordHeaderSize + inner->payload_length) != bytes.size() ||
+      (inner->type != RecordType::kPut && inner->type != RecordType::kDelete &&
+       inner->type != RecordType::kBarrier)) {
+    return absl::DataLossError(
+        absl::StrCat("commit log record at offset ", r.offset,
+                     " holds no valid put, delete or barrier record of this collection"));
+  }
+  inner->offset = r.offset;
+  return absl::OkStatus();
 }
 
 }  // namespace shoal::wal

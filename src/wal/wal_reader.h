@@ -46,6 +46,8 @@ struct ReadResult {
 
 // Reads `contents`, the bytes of the file at `path` (used in messages).
 // `shard` and `number` must match the file header, `dim` every kPut record.
+// With shard == kCommitLogShard the file is a commit log: its records are
+// kShardRecord (decode them with DecodeShardRecord).
 // Returns DataLossError for a damaged file header; a file shorter than a
 // header, or whose header is all zeros, holds no records (torn at creation).
 // An error returned by `on_record` stops the read and is returned.
@@ -53,6 +55,14 @@ struct ReadResult {
     std::string_view contents, const std::string& path, uint32_t shard,
     uint64_t number, uint32_t dim,
     const std::function<absl::Status(const RecordView&)>& on_record);
+
+// The shard record a commit log's kShardRecord `r` holds, checked against the
+// collection's `dim`: its shard in *shard, the record in *inner (pointing
+// into r's bytes; offset = r's). DataLossError when it is not a valid put,
+// delete or barrier record (the commit log's checksum matched: damage or a
+// bug).
+[[nodiscard]] absl::Status DecodeShardRecord(const RecordView& r, uint32_t dim,
+                                             uint32_t* shard, RecordView* inner);
 
 }  // namespace shoal::wal
 

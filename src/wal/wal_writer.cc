@@ -118,8 +118,13 @@ void WalWriter::PrefaultAhead() {
   while (prefaulted_ < file_->capacity() && prefaulted_ < offset_ + kAhead) {
     const size_t begin = prefaulted_;
     const size_t length = std::min(kChunk, file_->capacity() - begin);
-    options_.prefaulter->Schedule(
-        [file = file_, begin, length] { file->Populate(begin, length); });
+    options_.prefaulter->Schedule([file = file_, begin, length, dirty = options_.dirty_ahead] {
+      if (dirty) {
+        file->PopulateDirty(begin, length);
+      } else {
+        file->Populate(begin, length);
+      }
+    });
     prefaulted_ = begin + length;
   }
 }
@@ -242,6 +247,7 @@ uint64_t WalWriter::FinishRecord(RecordType type, uint64_t sequence,
   std::memset(h + total, 0, padded - total);
   // The checksum goes in last: until it matches, a reader sees a torn record.
   EncodeFixed64(h, Checksum64(h + 8, total - 8));
+  last_record_ = std::string_view(h, padded);
   offset_ += padded;
   file_end_.store(offset_, std::memory_order_release);
   if (offset_ + (size_t{2} << 20) > prefaulted_) PrefaultAhead();

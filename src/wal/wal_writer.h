@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -49,6 +50,9 @@ struct WalWriterOptions {
   bool direct_io = false;
   // When set, log space is faulted in on this thread ahead of the writer.
   BackgroundWorker* prefaulter = nullptr;
+  // Fault it in dirty also on a disk (MappedFile::PopulateDirty), for a log
+  // synced rarely: a sync then writes back a few MiB of zeros ahead.
+  bool dirty_ahead = false;
   // Shared with the other logs whose writers come and go together; must
   // outlive the writer. Null: this log's own.
   GroupCommitCounters* group = nullptr;
@@ -69,7 +73,8 @@ class WalWriter {
   ~WalWriter();
 
   // Reserves room for a record with `payload_length` bytes of payload and
-  // returns where the payload goes. Starts a new file when the current one is
+  // returns where the payload goes. A record begun and never finished takes
+  // no room: the next one begins at the same offset. Starts a new file when the current one is
   // too small (syncing the old one first, so that files reach disk in order).
   // A full file system is ResourceExhaustedError, and any failure to start
   // the new file leaves the log as it was: a later call may succeed. A
@@ -85,6 +90,10 @@ class WalWriter {
   // log position just past it: SyncTo(that) makes it durable.
   uint64_t FinishRecord(RecordType type, uint64_t sequence, uint32_t count,
                         uint32_t dim);
+
+  // The bytes of the record finished last (header, payload and padding), as
+  // in the file. Valid until the next BeginRecord, Rotate or Close.
+  std::string_view last_record() const { return last_record_; }
 
   // Position just past the last finished record (bytes ever appended).
   uint64_t end_lsn() const { return end_lsn_.load(std::memory_order_acquire); }
@@ -141,6 +150,7 @@ class WalWriter {
   bool direct_ = false;        // files are opened with OpenDirect (after the first try)
   size_t prefaulted_ = 0;      // faulting-in requested up to here (current file)
   size_t marked_ = 0;          // the last sync mark's offset claim (current file)
+  std::string_view last_record_;  // see last_record()
   // A sync mark's bytes. Every record leaves room for one after it, so that
   // a rotation and a clean close can end the file with a mark.
   static constexpr size_t kMarkBytes = AlignRecord(kRecordHeaderSize + kSyncMarkPayload);

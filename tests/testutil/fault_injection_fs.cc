@@ -97,6 +97,9 @@ class FaultInjectionFileSystem::FaultMappedFile final : public MappedFile {
     return base_->Reserve(end);
   }
   void Populate(size_t offset, size_t length) override { base_->Populate(offset, length); }
+  void PopulateDirty(size_t offset, size_t length) override {
+    base_->PopulateDirty(offset, length);
+  }
   absl::Status CloseAndTruncate(size_t length) override {
     if (closed_) return ClosedFileError(path_);
     closed_ = true;  // also when it fails (the MappedFile contract)
