@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "db/db_impl.h"
+#include "db/inspect.h"
 #include "gtest/gtest.h"
 #include "testutil/fault_injection_fs.h"
 #include "testutil/temp_dir.h"
@@ -144,7 +145,16 @@ TEST(CommitLogTest, DamagedCommitLogIsDataLossNamingItAndSalvageKeepsThePrefix) 
   FaultInjectionFileSystem fs;
   VectorMap model;
   WriteThenCutPower(fs, CommitLogOptions(), dir, 50, &model);
+  {
+    ASSERT_OK_AND_ASSIGN(VerifyReport before, VerifyDatabase(&fs, dir.path()));
+    EXPECT_TRUE(before.ok());
+  }
   DamageFirstCommitRecord(dir);
+  {
+    // `shoal verify` reads the commit log too.
+    ASSERT_OK_AND_ASSIGN(VerifyReport report, VerifyDatabase(&fs, dir.path()));
+    EXPECT_FALSE(report.ok());
+  }
   absl::StatusOr<std::unique_ptr<DB>> db =
       OpenWithFileSystem(CommitLogOptions(), dir.path(), &fs);
   ASSERT_EQ(db.status().code(), absl::StatusCode::kDataLoss) << db.status();
@@ -161,6 +171,46 @@ TEST(CommitLogTest, DamagedCommitLogIsDataLossNamingItAndSalvageKeepsThePrefix) 
   VectorMap fresh;
   PutRange(**db, 5000, 10, &fresh);
   ASSERT_OK((*db)->Close());
+}
+
+// Damage to a shard's log older than the commit log (written before a clean
+// Close): without salvage DataLossError; with it, the shard log is cut at
+// the damage and the commit log's records for that shard, which can no
+// longer follow it, are dropped too; the database opens, then also without
+// salvage.
+TEST(CommitLogTest, SalvageOfAShardLogOlderThanTheCommitLogOpens) {
+  TempDir dir;
+  FaultInjectionFileSystem fs;
+  VectorMap model;
+  {
+    ASSERT_OK_AND_ASSIGN(auto db, OpenWithFileSystem(CommitLogOptions(), dir.path(), &fs));
+    PutRange(*db, 0, 100, &model);
+    ASSERT_OK(db->Close());
+  }
+  WriteThenCutPower(fs, CommitLogOptions(), dir, 50, &model);
+  const std::vector<std::string> files = LogFiles(dir.path() + "/default/shard-0");
+  ASSERT_FALSE(files.empty());
+  {
+    std::fstream f(files[0], std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(32 + 32 + 8 + 4);  // inside the first record's first float
+    f.put('\x7f');
+  }
+  absl::StatusOr<std::unique_ptr<DB>> db =
+      OpenWithFileSystem(CommitLogOptions(), dir.path(), &fs);
+  ASSERT_EQ(db.status().code(), absl::StatusCode::kDataLoss) << db.status();
+  Options salvage = CommitLogOptions();
+  salvage.salvage_corrupt_wal = true;
+  db = OpenWithFileSystem(salvage, dir.path(), &fs);
+  ASSERT_OK(db.status());
+  VectorMap more;
+  PutRange(**db, 5000, 10, &more);
+  ASSERT_OK((*db)->Close());
+  db = OpenWithFileSystem(CommitLogOptions(), dir.path(), &fs);
+  ASSERT_OK(db.status());
+  for (const auto& [id, v] : more) {
+    ASSERT_OK_AND_ASSIGN(std::vector<float> got, (*db)->Get(id));
+    EXPECT_EQ(got, v);
+  }
 }
 
 TEST(CommitLogTest, CheckpointsRetireFilesOnlyOnceTheShardLogsAreDurable) {

@@ -333,6 +333,12 @@ absl::Status Shard::ApplyCommitted(const wal::RecordView& r) {
     MaybeFreezeLocked();
     return absl::OkStatus();
   }
+  if (options_.salvage_corrupt_wal) {
+    // The log was cut at damage (salvage): the records of the commit log
+    // past the cut cannot follow what is left. Dropped, like the log's.
+    recovery_.salvaged = true;
+    return absl::OkStatus();
+  }
   return absl::DataLossError(absl::StrCat(
       "collection ", options_.collection, " shard ", options_.index,
       ": the commit log's record at offset ", r.offset, " holds sequences ", r.sequence, "..",
@@ -392,10 +398,13 @@ absl::StatusOr<uint64_t> Shard::AppendPut(std::span<const uint64_t> ids,
   return lsn;
 }
 
-absl::Status Shard::AfterAppend(uint64_t lsn) {
+absl::Status Shard::AfterAppend(uint64_t lsn, std::optional<SyncingWriter>* syncing) {
   if (options_.fsync != FsyncPolicy::kAlways) return absl::OkStatus();
   if (options_.commit_log == nullptr) return wal_->SyncTo(lsn);
   SHOAL_RETURN_IF_ERROR(options_.commit_log->SyncTo(lsn));
+  // No longer a writer the commit log's gathers wait for, while this one
+  // may sync every shard log.
+  syncing->reset();
   // This write is durable whatever the checkpoint does: a failure leaves the
   // commit log's files for the next one, and a failed sync of a shard's log
   // fails that shard's later writes (WalWriter::BeginRecord).
@@ -425,9 +434,9 @@ absl::Status Shard::Put(std::span<const uint64_t> ids, std::span<const float* co
     SHOAL_ASSIGN_OR_RETURN(lsn, AppendPut(ids, rows, timed));
     MaybeFreezeLocked();
   }
-  if (timed == nullptr) return AfterAppend(lsn);
+  if (timed == nullptr) return AfterAppend(lsn, &syncing);
   const int64_t before_sync = timing::NowMicros();
-  absl::Status s = AfterAppend(lsn);
+  absl::Status s = AfterAppend(lsn, &syncing);
   const int64_t end = timing::NowMicros();
   timing::Emit("put", "collection,shard,vectors,route_us,wal_us,memtable_us,sync_us,total_us",
                absl::StrCat(options_.collection, ",", options_.index, ",", ids.size(), ",",
@@ -437,7 +446,7 @@ absl::Status Shard::Put(std::span<const uint64_t> ids, std::span<const float* co
 }
 
 absl::Status Shard::Delete(std::span<const uint64_t> ids) {
-  SyncingWriter syncing(this);
+  std::optional<SyncingWriter> syncing(this);
   uint64_t lsn;
   {
     MutexLock lock(&mu_);
@@ -451,7 +460,7 @@ absl::Status Shard::Delete(std::span<const uint64_t> ids) {
     for (uint64_t id : ids) active_->Delete(id);
     MaybeFreezeLocked();
   }
-  return AfterAppend(lsn);
+  return AfterAppend(lsn, &syncing);
 }
 
 void Shard::MaybeFreezeLocked() {

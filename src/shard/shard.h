@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <span>
 #include <set>
 #include <string>
@@ -120,8 +121,10 @@ class Shard {
 
   // Recovery, after Open: the record `r` of the collection's commit log (a
   // put, delete or barrier of this shard). Skipped when the log already holds it;
-  // appended to the log and applied when it is the next one; DataLossError
-  // when records between the log's end and it are missing.
+  // appended to the log and applied when it is the next one; when records
+  // between the log's end and it are missing, DataLossError, or under
+  // salvage_corrupt_wal dropped (as salvage drops the log's records after
+  // the damage).
   [[nodiscard]] absl::Status ApplyCommitted(const wal::RecordView& r);
 
   // Freezes the active memtable (when not empty) and returns once every
@@ -215,7 +218,9 @@ class Shard {
   absl::StatusOr<uint64_t> AppendPut(std::span<const uint64_t> ids,
                                      std::span<const float* const> rows, PutTiming* timing)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status AfterAppend(uint64_t lsn);
+  // Waits for the sync a kAlways write needs; then, with a commit log,
+  // resets *syncing and runs a checkpoint when one is due.
+  absl::Status AfterAppend(uint64_t lsn, std::optional<SyncingWriter>* syncing);
   // Freezes the active memtable when it is not empty, moving the log to a
   // new file; schedules a flush.
   absl::Status FreezeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

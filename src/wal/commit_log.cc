@@ -3,6 +3,7 @@
 #include "wal/commit_log.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <optional>
 
@@ -102,16 +103,16 @@ absl::StatusOr<uint64_t> CommitLog::Append(uint32_t shard, size_t record_bytes,
   const uint64_t file = writer_->current_file_number();
   // A begun record that is never finished takes no room: the next one
   // starts at the same offset.
-  SHOAL_ASSIGN_OR_RETURN(char* payload,
-                         writer_->BeginRecord(kShardRecordPrefix + record_bytes));
+  absl::StatusOr<char*> begun = writer_->BeginRecord(kShardRecordPrefix + record_bytes);
+  // Also when the new file then had no room for the record.
   if (writer_->current_file_number() != file) {
     checkpoint_due_.store(true, std::memory_order_release);
   }
+  SHOAL_RETURN_IF_ERROR(begun.status());
+  char* const payload = *begun;
   const std::string_view record = finish();
-  if (record.size() != record_bytes) {
-    return absl::InternalError(absl::StrCat("shard record of ", record.size(),
-                                            " bytes, expected ", record_bytes));
-  }
+  // Finished as begun: AlignRecord(header + payload) bytes.
+  assert(record.size() == record_bytes);
   EncodeFixed32(payload, shard);
   EncodeFixed32(payload + 4, 0);
   std::memcpy(payload + kShardRecordPrefix, record.data(), record.size());
@@ -126,7 +127,9 @@ uint64_t CommitLog::current_file_number() const {
 absl::Status CommitLog::MaybeCheckpoint() {
   if (!checkpoint_due_.load(std::memory_order_acquire)) return absl::OkStatus();
   MutexLock lock(&checkpoint_mu_);
-  if (!checkpoint_due_.exchange(false, std::memory_order_acq_rel)) return absl::OkStatus();
+  if (closed_ || !checkpoint_due_.exchange(false, std::memory_order_acq_rel)) {
+    return absl::OkStatus();
+  }
   // Every record in an earlier file went to its shard's log before it came
   // here, so before this: the sync covers it.
   const uint64_t current = current_file_number();
@@ -135,6 +138,10 @@ absl::Status CommitLog::MaybeCheckpoint() {
 }
 
 absl::Status CommitLog::Close() {
+  {
+    MutexLock checkpointing(&checkpoint_mu_);
+    closed_ = true;
+  }
   MutexLock lock(&mu_);
   if (writer_ == nullptr) return absl::OkStatus();  // never started
   return writer_->Close(/*sync=*/false);

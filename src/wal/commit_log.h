@@ -101,7 +101,8 @@ class CommitLog {
   [[nodiscard]] absl::Status MaybeCheckpoint();
 
   // Closes the current file, unsynced: call once the shard logs are durable
-  // (then every file may be removed).
+  // (then every file may be removed). Waits for a running checkpoint; later
+  // ones do nothing.
   [[nodiscard]] absl::Status Close();
 
   uint64_t current_file_number() const;
@@ -114,7 +115,11 @@ class CommitLog {
   mutable Mutex mu_;
   std::unique_ptr<WalWriter> writer_;
   std::atomic<bool> checkpoint_due_{false};
-  Mutex checkpoint_mu_;  // one checkpoint at a time
+  Mutex checkpoint_mu_;  // one checkpoint at a time; Close waits for it
+  // Set by Close: a checkpoint after it could remove the files of a log
+  // started later in the same directory (a collection dropped and created
+  // again, a database closed and opened again).
+  bool closed_ ABSL_GUARDED_BY(checkpoint_mu_) = false;
 };
 
 }  // namespace shoal::wal
