@@ -61,6 +61,27 @@ void CheckLogFile(FileSystem* fs, const std::string& path, uint32_t shard, uint6
   }
 }
 
+// Checks every log file in `dir`, in order. False when `dir` could not be
+// listed (a problem, unless it does not exist).
+bool CheckLogFiles(FileSystem* fs, const std::string& dir, uint32_t shard, uint32_t dim,
+                   VerifyReport* report) {
+  absl::StatusOr<std::vector<std::string>> names = fs->ListDir(dir);
+  if (!names.ok()) {
+    if (!absl::IsNotFound(names.status())) {
+      report->problems.push_back({dir, std::string(names.status().message()), true});
+    }
+    return false;
+  }
+  std::sort(names->begin(), names->end());
+  for (const std::string& name : *names) {
+    uint64_t number;
+    if (wal::ParseWalFileName(name, &number)) {
+      CheckLogFile(fs, JoinPath(dir, name), shard, number, dim, report);
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 absl::StatusOr<VerifyReport> VerifyDatabase(FileSystem* fs, const std::string& path) {
@@ -79,20 +100,7 @@ absl::StatusOr<VerifyReport> VerifyDatabase(FileSystem* fs, const std::string& p
   for (const CollectionMeta& c : manifest->collections) {
     for (uint32_t s = 0; s < c.options.shard_count; ++s) {
       const std::string dir = JoinPath(JoinPath(path, c.name), absl::StrCat("shard-", s));
-      absl::StatusOr<std::vector<std::string>> names = fs->ListDir(dir);
-      if (!names.ok()) {
-        if (!absl::IsNotFound(names.status())) {
-          report.problems.push_back({dir, std::string(names.status().message()), true});
-        }
-        continue;
-      }
-      std::sort(names->begin(), names->end());
-      for (const std::string& name : *names) {
-        uint64_t number;
-        if (wal::ParseWalFileName(name, &number)) {
-          CheckLogFile(fs, JoinPath(dir, name), s, number, c.options.dim, &report);
-        }
-      }
+      if (!CheckLogFiles(fs, dir, s, c.options.dim, &report)) continue;
       for (const SegmentMeta& seg : c.shards[s].segments) {
         const std::string seg_path = JoinPath(dir, absl::StrFormat("seg-%06d.vamana", seg.number));
         absl::StatusOr<std::shared_ptr<Segment>> segment =
@@ -106,21 +114,8 @@ absl::StatusOr<VerifyReport> VerifyDatabase(FileSystem* fs, const std::string& p
       }
     }
     // The commit log (kAlways): files a crash left, for Open to replay.
-    const std::string commit_dir = JoinPath(JoinPath(path, c.name), wal::kCommitLogDir);
-    if (!fs->Exists(commit_dir)) continue;
-    absl::StatusOr<std::vector<std::string>> names = fs->ListDir(commit_dir);
-    if (!names.ok()) {
-      report.problems.push_back({commit_dir, std::string(names.status().message()), true});
-      continue;
-    }
-    std::sort(names->begin(), names->end());
-    for (const std::string& name : *names) {
-      uint64_t number;
-      if (wal::ParseWalFileName(name, &number)) {
-        CheckLogFile(fs, JoinPath(commit_dir, name), wal::kCommitLogShard, number,
-                     c.options.dim, &report);
-      }
-    }
+    (void)CheckLogFiles(fs, JoinPath(JoinPath(path, c.name), wal::kCommitLogDir),
+                        wal::kCommitLogShard, c.options.dim, &report);
   }
   return report;
 }
