@@ -301,58 +301,50 @@ bool DirectIoWorks(const std::string& dir) {
     GTEST_SKIP() << "no direct I/O on the loop-mounted ext4 at " << (small).path(); \
   }
 
-// kAlways, each shard syncing its own log (written with direct I/O), or
-// with the collection's commit log (written with direct I/O; the shard logs
-// are mapped).
-Options KAlwaysOptions(size_t wal_file_bytes, bool commit_log) {
-  Options o = SmallOptions(wal_file_bytes);
-  o.fsync = FsyncPolicy::kAlways;
-  o.collection_commit_log = commit_log;
-  return o;
-}
+// kAlways, each shard syncing its own log (written with direct I/O), or with
+// the collection's commit log (written with direct I/O; the shard logs are
+// mapped): the parameter is Options::collection_commit_log.
+class DiskFullDirectIoTest : public ::testing::TestWithParam<bool> {
+ protected:
+  Options KAlwaysOptions(size_t wal_file_bytes) const {
+    Options o = SmallOptions(wal_file_bytes);
+    o.fsync = FsyncPolicy::kAlways;
+    o.collection_commit_log = GetParam();
+    return o;
+  }
+};
 
-TEST(DiskFullDirectIoTest, KAlwaysPutReturnsResourceExhaustedLosesNothingAndResumes) {
+TEST_P(DiskFullDirectIoTest, KAlwaysPutReturnsResourceExhaustedLosesNothingAndResumes) {
   SmallFileSystem small(16 << 20, SmallFileSystem::Kind::kExt4);
   SKIP_UNLESS_DIRECT_IO(small);
   // One log file, larger than the disk: its zero-fill ahead of the writer
   // runs into the full disk.
-  FillThenResume(small, KAlwaysOptions(64 << 20, false), 100);
+  FillThenResume(small, KAlwaysOptions(64 << 20), 100);
 }
 
-TEST(DiskFullDirectIoTest, KAlwaysLogRotationOntoAFullDiskLosesNothingAndResumes) {
+TEST_P(DiskFullDirectIoTest, KAlwaysLogRotationOntoAFullDiskLosesNothingAndResumes) {
   SmallFileSystem small(16 << 20, SmallFileSystem::Kind::kExt4);
   SKIP_UNLESS_DIRECT_IO(small);
-  FillThenResume(small, KAlwaysOptions(256 << 10, false), 1000);
+  // Every log moves to a new file every 256 KiB (with the commit log, its
+  // checkpoints sync the shard logs and remove its old files on the way).
+  FillThenResume(small, KAlwaysOptions(256 << 10), 1000);
 }
 
-TEST(DiskFullDirectIoTest, KAlwaysPutBatchLargerThanTheRoomLeftAppliesNothing) {
-  SmallFileSystem small(8 << 20, SmallFileSystem::Kind::kExt4);
+TEST_P(DiskFullDirectIoTest, KAlwaysPutBatchLargerThanTheRoomLeftAppliesNothing) {
+  // A log per shard: 5 MB on 8 MiB. The commit log: 20 MB on 16 MiB (the
+  // shard logs' reserved space takes part of it, the commit log fails to
+  // reserve the rest).
+  const bool commit_log = GetParam();
+  SmallFileSystem small(commit_log ? 16 << 20 : 8 << 20, SmallFileSystem::Kind::kExt4);
   SKIP_UNLESS_DIRECT_IO(small);
-  BatchLargerThanTheRoomLeftAppliesNothing(small, KAlwaysOptions(64 << 20, false));
+  BatchLargerThanTheRoomLeftAppliesNothing(small, KAlwaysOptions(64 << 20),
+                                           commit_log ? 40000 : 10000);
 }
 
-TEST(DiskFullDirectIoTest, CommitLogPutReturnsResourceExhaustedLosesNothingAndResumes) {
-  SmallFileSystem small(16 << 20, SmallFileSystem::Kind::kExt4);
-  SKIP_UNLESS_DIRECT_IO(small);
-  FillThenResume(small, KAlwaysOptions(64 << 20, true), 100);
-}
-
-TEST(DiskFullDirectIoTest, CommitLogRotationOntoAFullDiskLosesNothingAndResumes) {
-  SmallFileSystem small(16 << 20, SmallFileSystem::Kind::kExt4);
-  SKIP_UNLESS_DIRECT_IO(small);
-  // Every log (the shard logs and the commit log) moves to a new file every
-  // 256 KiB; the commit log's checkpoints sync the shard logs and remove
-  // its old files on the way.
-  FillThenResume(small, KAlwaysOptions(256 << 10, true), 1000);
-}
-
-TEST(DiskFullDirectIoTest, CommitLogPutBatchLargerThanTheRoomLeftAppliesNothing) {
-  SmallFileSystem small(16 << 20, SmallFileSystem::Kind::kExt4);
-  SKIP_UNLESS_DIRECT_IO(small);
-  // 20 MB: the shard logs' reserved space takes part of it, the commit log
-  // fails to reserve the rest.
-  BatchLargerThanTheRoomLeftAppliesNothing(small, KAlwaysOptions(64 << 20, true), 40000);
-}
+INSTANTIATE_TEST_SUITE_P(Logs, DiskFullDirectIoTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "CommitLog" : "LogPerShard";
+                         });
 
 // ---- Without root: reservations fail on the fault-injecting file system ----
 

@@ -39,9 +39,7 @@ absl::StatusOr<std::unique_ptr<Collection>> Collection::Open(
       new Collection(context.fs, context.pool, dir, std::move(name), options, context.manifest,
                      context.incarnation));
   const Options& db_options = context.db_options;
-  const bool commit_log =
-      db_options.fsync == FsyncPolicy::kAlways && db_options.collection_commit_log;
-  if (commit_log) {
+  if (db_options.fsync == FsyncPolicy::kAlways && db_options.collection_commit_log) {
     wal::CommitLogOptions log_options;
     log_options.file_bytes = db_options.wal_file_bytes;
     log_options.direct_io = db_options.direct_io_log;
@@ -88,20 +86,19 @@ absl::StatusOr<std::unique_ptr<Collection>> Collection::Open(
   // Shard::Open may have created shard-<n>/: make those entries durable, or a
   // machine crash could drop a shard directory with its synced log.
   SHOAL_RETURN_IF_ERROR(context.fs->SyncDir(dir));
-  SHOAL_RETURN_IF_ERROR(c->RecoverCommitLog(db_options.salvage_corrupt_wal, commit_log));
+  SHOAL_RETURN_IF_ERROR(c->RecoverCommitLog(db_options.salvage_corrupt_wal));
   return c;
 }
 
 std::string Collection::CommitLogDir() const { return JoinPath(dir_, wal::kCommitLogDir); }
 
-absl::Status Collection::RecoverCommitLog(bool salvage, bool open) {
-  FileSystem* fs = fs_;
+absl::Status Collection::RecoverCommitLog(bool salvage) {
   const std::string dir = CommitLogDir();
   // Whatever the options now: a crash under kAlways may have left records
   // that only the commit log holds.
   SHOAL_ASSIGN_OR_RETURN(
       std::vector<uint64_t> numbers,
-      wal::ReplayCommitLog(fs, dir, options_.dim, salvage,
+      wal::ReplayCommitLog(fs_, dir, options_.dim, salvage,
                            [&](uint32_t shard, const wal::RecordView& r) -> absl::Status {
                              if (shard >= shards_.size()) {
                                return absl::DataLossError(absl::StrCat(
@@ -114,12 +111,12 @@ absl::Status Collection::RecoverCommitLog(bool salvage, bool open) {
   if (!numbers.empty()) {
     // The records the shards took from it must be durable before it goes.
     SHOAL_RETURN_IF_ERROR(SyncWal());
-    SHOAL_RETURN_IF_ERROR(wal::RemoveCommitLogFiles(fs, dir, next));
+    SHOAL_RETURN_IF_ERROR(wal::RemoveCommitLogFiles(fs_, dir, next));
   }
-  if (!open) return absl::OkStatus();
-  if (!fs->Exists(dir)) {
-    SHOAL_RETURN_IF_ERROR(fs->CreateDir(dir));
-    SHOAL_RETURN_IF_ERROR(fs->SyncDir(dir_));
+  if (commit_log_ == nullptr) return absl::OkStatus();
+  if (!fs_->Exists(dir)) {
+    SHOAL_RETURN_IF_ERROR(fs_->CreateDir(dir));
+    SHOAL_RETURN_IF_ERROR(fs_->SyncDir(dir_));
   }
   return commit_log_->Start(next);
 }

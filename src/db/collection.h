@@ -87,9 +87,8 @@ class Collection {
   // The query as searched: validated, and normalized for kCosine.
   absl::Status PrepareQuery(std::span<const float> query, std::vector<float>* out) const;
   // Replays the commit log files a crash left into the shards, makes their
-  // logs durable and removes the files; then, when `open` (kAlways with
-  // Options::collection_commit_log), starts the commit log.
-  absl::Status RecoverCommitLog(bool salvage, bool open);
+  // logs durable and removes the files; then starts commit_log_ (when set).
+  absl::Status RecoverCommitLog(bool salvage);
   std::string CommitLogDir() const;
   // Top-k over every shard, on this thread.
   absl::StatusOr<std::vector<Neighbor>> SearchShards(const float* query,

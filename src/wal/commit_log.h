@@ -105,9 +105,9 @@ class CommitLog {
   // ones do nothing.
   [[nodiscard]] absl::Status Close();
 
+ private:
   uint64_t current_file_number() const;
 
- private:
   FileSystem* const fs_;
   const std::string dir_;
   const CommitLogOptions options_;
