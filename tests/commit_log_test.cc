@@ -15,6 +15,8 @@
 #include "gtest/gtest.h"
 #include "testutil/fault_injection_fs.h"
 #include "testutil/temp_dir.h"
+#include "util/coding.h"
+#include "util/hash.h"
 
 namespace shoal::test {
 namespace {
@@ -178,6 +180,30 @@ TEST(CommitLogTest, DamagedCommitLogIsDataLossNamingItAndSalvageKeepsThePrefix) 
 // the damage and the commit log's records for that shard, which can no
 // longer follow it, are dropped too; the database opens, then also without
 // salvage.
+// A commit log record, checksum intact, naming shard 7 of a 2-shard
+// collection: DataLossError, not a write into nowhere.
+TEST(CommitLogTest, RecordNamingAShardTheCollectionLacksIsDataLoss) {
+  TempDir dir;
+  FaultInjectionFileSystem fs;
+  VectorMap model;
+  WriteThenCutPower(fs, CommitLogOptions(), dir, 20, &model);
+  const std::vector<std::string> files = LogFiles(CommitDir(dir));
+  ASSERT_EQ(files.size(), 1u);
+  std::string bytes;
+  {
+    std::ifstream in(files[0], std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  char* record = bytes.data() + 32;  // the first record, after the file header
+  EncodeFixed32(record + 32, 7);     // its payload starts with the shard
+  EncodeFixed64(record, Checksum64(record + 8, 24 + DecodeFixed32(record + 8)));
+  std::ofstream(files[0], std::ios::binary) << bytes;
+  absl::StatusOr<std::unique_ptr<DB>> db =
+      OpenWithFileSystem(CommitLogOptions(), dir.path(), &fs);
+  ASSERT_EQ(db.status().code(), absl::StatusCode::kDataLoss) << db.status();
+  EXPECT_NE(db.status().message().find("names shard 7"), std::string::npos) << db.status();
+}
+
 TEST(CommitLogTest, SalvageOfAShardLogOlderThanTheCommitLogOpens) {
   TempDir dir;
   FaultInjectionFileSystem fs;

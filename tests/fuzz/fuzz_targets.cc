@@ -65,7 +65,25 @@ WalRun ReadOnce(const std::string& file, uint32_t shard, uint64_t number, uint32
         } else {
           FUZZ_CHECK(uint64_t{rec.count} * 8 <= rec.payload_length);
         }
-        if (rec.type == wal::RecordType::kPut) {
+        if (rec.type == wal::RecordType::kShardRecord) {
+          // Commit logs only; the shard record inside is checked apart.
+          FUZZ_CHECK(shard == wal::kCommitLogShard);
+          uint32_t inner_shard = 0;
+          wal::RecordView inner;
+          const absl::Status decoded = wal::DecodeShardRecord(rec, dim, &inner_shard, &inner);
+          if (decoded.ok()) {
+            const char* payload_end = rec.ids + rec.payload_length;
+            FUZZ_CHECK(inner.ids > rec.ids && inner.ids + inner.payload_length <= payload_end);
+            FUZZ_CHECK(inner.count >= 1 && inner.type != wal::RecordType::kShardRecord);
+            if (inner.type == wal::RecordType::kPut) {
+              FUZZ_CHECK(inner.dim == dim &&
+                         wal::PutPayloadSize(inner.count, dim) == inner.payload_length);
+            }
+            run.sum += inner_shard + inner.sequence + Touch(inner.ids, inner.payload_length);
+          } else {
+            FUZZ_CHECK(absl::IsDataLoss(decoded));
+          }
+        } else if (rec.type == wal::RecordType::kPut) {
           FUZZ_CHECK(rec.dim == dim);
           FUZZ_CHECK(rec.vectors == rec.ids + uint64_t{rec.count} * 8);
           FUZZ_CHECK(wal::PutPayloadSize(rec.count, rec.dim) == rec.payload_length);

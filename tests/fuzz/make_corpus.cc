@@ -251,6 +251,32 @@ int Run(const std::string& out) {
   crafted += std::string(64, '\0');
   WriteSeed(wal_dir, "ignorable_barrier_delete", Wal(3, kDim, crafted));
 
+  // A commit log (kAlways), read while the database is open: Close deletes it.
+  std::string commit;
+  {
+    const std::string kalways_path = tmp.Sub("kalways");
+    shoal::Options o = shoal::test::DefaultOptions(kDim, shoal::Metric::kL2, 2);
+    o.fsync = shoal::FsyncPolicy::kAlways;
+    o.wal_file_bytes = 4096;
+    auto db = shoal::DB::Open(o, kalways_path);
+    if (!db.ok()) return 1;
+    for (uint64_t id = 0; id < 5; ++id) {
+      if (!(*db)->Put(id, RandomVector(kDim, id)).ok()) return 1;
+    }
+    if (!(*db)->Delete(1).ok()) return 1;
+    commit = ReadAll(kalways_path + "/default/commit/wal-000001.log");
+    if (!(*db)->Close().ok()) return 1;
+  }
+  if (commit.size() < 200) {
+    std::fprintf(stderr, "unexpected commit log\n");
+    return 1;
+  }
+  // Flag 2: the shard (0xFFFFFFFF) comes from the file's header.
+  WriteSeed(wal_dir, "commit_log", Wal(2, kDim, commit));
+  std::string inner_flipped = commit;
+  inner_flipped[32 + 32 + 8 + 32 + 2] ^= 0x10;  // inside the first shard record's payload
+  WriteSeed(wal_dir, "commit_log_inner_flipped_fix", Wal(3, kDim, inner_flipped));
+
   const std::string man_dir = out + "/manifest";
   const std::string manifest = ReadAll(path + "/MANIFEST");
   WriteSeed(man_dir, "valid", std::string("\0", 1) + manifest);
