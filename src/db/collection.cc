@@ -43,6 +43,7 @@ absl::StatusOr<std::unique_ptr<Collection>> Collection::Open(
     wal::CommitLogOptions log_options;
     log_options.file_bytes = db_options.wal_file_bytes;
     log_options.direct_io = db_options.direct_io_log;
+    log_options.prefaulter = context.prefaulter;
     log_options.sync_shard_logs = [c = c.get()] { return c->SyncWal(); };
     c->commit_log_ = std::make_unique<wal::CommitLog>(
         context.fs, c->CommitLogDir(), std::move(log_options));

@@ -123,8 +123,12 @@ class DirectLogFile final : public MappedFile {
     if (closed_ || offset >= capacity_) return;
     const size_t end = std::min(capacity_, offset + length);
 #ifdef MADV_POPULATE_WRITE
+    // Up to where the zero-fill below reads data() (whole kZeroSteps): a
+    // page it reads unpopulated maps the shared zero page, and the first
+    // store to it then copies it and shoots down the other CPUs' TLBs.
     const size_t begin = RoundDown(offset);
-    (void)madvise(base_ + begin, RoundUp(end) - begin, MADV_POPULATE_WRITE);
+    const size_t fill_end = std::min(capacity_, (end + kZeroStep - 1) & ~(kZeroStep - 1));
+    (void)madvise(base_ + begin, fill_end - begin, MADV_POPULATE_WRITE);
 #endif
     // A failure here is the writer's to report, from its own Reserve.
     (void)ZeroFillLocked(end, /*exact_on_full=*/false);

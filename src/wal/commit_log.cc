@@ -92,6 +92,7 @@ absl::Status CommitLog::Start(uint64_t number) {
   writer.shard = kCommitLogShard;
   writer.file_bytes = options_.file_bytes;
   writer.direct_io = options_.direct_io;
+  writer.prefaulter = options_.prefaulter;
   MutexLock lock(&mu_);
   SHOAL_ASSIGN_OR_RETURN(writer_, WalWriter::Open(fs_, dir_, writer, number, 0));
   return absl::OkStatus();

@@ -33,6 +33,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "util/background_worker.h"
 #include "util/file_system.h"
 #include "util/mutex.h"
 #include "wal/wal_reader.h"
@@ -46,6 +47,10 @@ inline constexpr std::string_view kCommitLogDir = "commit";
 struct CommitLogOptions {
   size_t file_bytes = 64 << 20;  // capacity of a new file
   bool direct_io = true;         // WalWriterOptions::direct_io
+  // WalWriterOptions::prefaulter: log space is zero-filled and faulted in
+  // there, ahead of the writers, instead of under the log's mutex. May be
+  // null; must outlive the log.
+  BackgroundWorker* prefaulter = nullptr;
   // Makes every record appended so far to every shard's log durable.
   // REQUIRED; called by MaybeCheckpoint.
   std::function<absl::Status()> sync_shard_logs;
