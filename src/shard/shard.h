@@ -68,8 +68,8 @@ struct ShardOptions {
   // Shared by the collection's shards (group commit); may be null.
   wal::GroupCommitCounters* group_commit = nullptr;
   // kAlways with Options::collection_commit_log: the collection's commit log,
-  // opened after the shards (no write comes before). Every record
-  // record goes to it too, and a write waits for its sync instead of this
+  // opened after the shards (no write comes before). Every record goes
+  // to it too, and a write waits for its sync instead of this
   // shard's log's, which is then mapped (commit_log.h). May be null.
   wal::CommitLog* commit_log = nullptr;
   size_t arena_block_bytes = 4 << 20;

@@ -15,6 +15,29 @@
 #include "util/status_macros.h"
 
 namespace shoal::wal {
+namespace {
+
+// Writes the header of the record at `h`, whose `payload_length` bytes of
+// payload are stored after it, and zeros its padding. Returns the record's
+// size, padding included.
+size_t SealRecord(char* h, uint8_t type, size_t payload_length, uint64_t sequence,
+                  uint32_t count, uint32_t dim) {
+  const size_t total = kRecordHeaderSize + payload_length;
+  EncodeFixed32(h + 8, static_cast<uint32_t>(payload_length));
+  h[12] = static_cast<char>(type);
+  h[13] = 0;
+  EncodeFixed16(h + 14, 0);
+  EncodeFixed64(h + 16, sequence);
+  EncodeFixed32(h + 24, count);
+  EncodeFixed32(h + 28, dim);
+  const size_t padded = AlignRecord(total);
+  std::memset(h + total, 0, padded - total);
+  // The checksum goes in last: until it matches, a reader sees a torn record.
+  EncodeFixed64(h, Checksum64(h + 8, total - 8));
+  return padded;
+}
+
+}  // namespace
 
 std::string WalFileName(uint64_t number) {
   return absl::StrFormat("wal-%06d.log", number);
@@ -189,16 +212,9 @@ bool WalWriter::AppendSyncMarkIfDue(size_t then) {
   // record alone): then the record goes without it.
   if (!file_->Reserve(offset_ + kMarkBytes + then).ok()) return false;
   char* h = file_->data() + offset_;
-  EncodeFixed32(h + 8, static_cast<uint32_t>(kSyncMarkPayload));
-  h[12] = static_cast<char>(kSyncMarkType);
-  h[13] = 0;
-  EncodeFixed16(h + 14, 0);
-  EncodeFixed64(h + 16, 0);
-  EncodeFixed32(h + 24, 1);
-  EncodeFixed32(h + 28, 0);
   EncodeFixed64(h + kRecordHeaderSize, durable);
   static_assert(kRecordHeaderSize + kSyncMarkPayload == kMarkBytes);
-  EncodeFixed64(h, Checksum64(h + 8, kMarkBytes - 8));
+  SealRecord(h, kSyncMarkType, kSyncMarkPayload, 0, 1, 0);
   offset_ += kMarkBytes;
   marked_ = durable;
   file_end_.store(offset_, std::memory_order_release);
@@ -235,18 +251,8 @@ absl::StatusOr<char*> WalWriter::BeginRecord(size_t payload_length) {
 uint64_t WalWriter::FinishRecord(RecordType type, uint64_t sequence,
                                  uint32_t count, uint32_t dim) {
   char* h = file_->data() + offset_;
-  const size_t total = kRecordHeaderSize + pending_payload_;
-  EncodeFixed32(h + 8, static_cast<uint32_t>(pending_payload_));
-  h[12] = static_cast<char>(type);
-  h[13] = 0;
-  EncodeFixed16(h + 14, 0);
-  EncodeFixed64(h + 16, sequence);
-  EncodeFixed32(h + 24, count);
-  EncodeFixed32(h + 28, dim);
-  const size_t padded = AlignRecord(total);
-  std::memset(h + total, 0, padded - total);
-  // The checksum goes in last: until it matches, a reader sees a torn record.
-  EncodeFixed64(h, Checksum64(h + 8, total - 8));
+  const size_t padded =
+      SealRecord(h, static_cast<uint8_t>(type), pending_payload_, sequence, count, dim);
   last_record_ = std::string_view(h, padded);
   offset_ += padded;
   file_end_.store(offset_, std::memory_order_release);
