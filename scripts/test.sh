@@ -21,7 +21,7 @@ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 cmake --build build-tsan -j "$jobs" --target concurrency_test wal_test stress_test direct_log_test
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir build-tsan --output-on-failure -j "$jobs" \
-  -R '^(ConcurrencyTest|EveryFsyncPolicy/ConcurrencyTest|WalTest|StressTest|DirectIoLogDbTest)'
+  -R '^(ConcurrencyTest|ConcurrencyDropTest|EveryFsyncPolicy/ConcurrencyTest|WalTest|StressTest|DirectIoLogDbTest)'
 
 # Fuzzing: libFuzzer targets (tests/fuzz/) built with clang + ASan/UBSan, each
 # run for a fixed number of inputs from the committed seed corpus. New inputs

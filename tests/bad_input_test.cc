@@ -348,6 +348,160 @@ TEST_F(BadInputTest, ListSizeLessThanKIsInvalidArgument) {
   ExpectUnchangedNowAndAfterReopen();
 }
 
+// A caller's sizes are bounded by what the data holds: a list or k far
+// larger than the collection answers like a list of every vector (until
+// 2026-11-25 candidate lists were sized from list_size: std::bad_alloc,
+// SIGABRT).
+TEST_F(BadInputTest, HugeListSizeAndKAreBoundedByTheData) {
+  const std::vector<float> query = RandomVector(kDim, 42);
+  auto check = [&](const char* where) {
+    SCOPED_TRACE(where);
+    SearchOptions one;
+    one.k = 1;
+    one.list_size = std::numeric_limits<uint32_t>::max();
+    ASSERT_OK_AND_ASSIGN(std::vector<Neighbor> got, db_->Search(query, one));
+    EXPECT_TRUE(MatchesOracle(got, model_, query, Metric::kL2, 1));
+    SearchOptions all;
+    all.k = all.list_size = std::numeric_limits<uint32_t>::max();
+    ASSERT_OK_AND_ASSIGN(got, db_->Search(query, all));
+    EXPECT_TRUE(MatchesOracle(got, model_, query, Metric::kL2, model_.size()));
+    ASSERT_OK_AND_ASSIGN(std::vector<std::vector<Neighbor>> batch,
+                         db_->SearchBatch(RandomVectors(3, kDim, 43), all));
+    for (const auto& r : batch) EXPECT_EQ(r.size(), model_.size());
+    all.beam_width = std::numeric_limits<uint32_t>::max();
+    ASSERT_OK_AND_ASSIGN(got, db_->Search(query, all));
+    EXPECT_TRUE(MatchesOracle(got, model_, query, Metric::kL2, model_.size()));
+  };
+  check("memtables");
+  ASSERT_OK(db_->Flush());
+  check("segments");
+  ExpectUnchangedNowAndAfterReopen();
+}
+
+TEST_F(BadInputTest, BuildListSizeAboveItsLimitIsInvalidArgument) {
+  CollectionOptions co;
+  co.dim = 4;
+  co.shard_count = 1;
+  for (uint32_t l : {16385u, 1u << 20, std::numeric_limits<uint32_t>::max()}) {
+    co.graph.build_list_size = l;
+    EXPECT_STATUS_CODE(db_->CreateCollection("wide_list", co), StatusCode::kInvalidArgument)
+        << "build_list_size " << l;
+  }
+  // The limit itself is accepted, and a build with it (a list longer than
+  // the segment) works.
+  co.graph.build_list_size = 16384;
+  ASSERT_OK(db_->CreateCollection("wide_list", co));
+  collections_ = db_->ListCollections();
+  VectorMap data;
+  for (uint64_t id = 0; id < 200; ++id) {
+    data[id] = RandomVector(4, 900 + id);
+    ASSERT_OK(db_->Put("wide_list", id, data[id]));
+  }
+  ASSERT_OK(db_->Flush());
+  const std::vector<float> q = RandomVector(4, 7);
+  ASSERT_OK_AND_ASSIGN(std::vector<Neighbor> got, db_->Search("wide_list", q));
+  EXPECT_TRUE(MatchesOracle(got, data, q, Metric::kL2, 10));
+  ExpectUnchangedNowAndAfterReopen();
+}
+
+// Until 2026-11-25 ids = {} returned OK before the vectors were checked,
+// where PutBatch returned InvalidArgument for the same mismatch.
+TEST_F(BadInputTest, BulkLoadOfNoIdsWithVectorsIsInvalidArgument) {
+  EXPECT_STATUS_CODE(db_->BulkLoad(std::span<const uint64_t>(), RandomVector(kDim, 1)),
+                     StatusCode::kInvalidArgument);
+  EXPECT_STATUS_CODE(db_->BulkLoad(kCos, std::span<const uint64_t>(), RandomVector(kCosDim, 1)),
+                     StatusCode::kInvalidArgument);
+  // Nothing at all is nothing to load.
+  EXPECT_OK(db_->BulkLoad(std::span<const uint64_t>(), std::span<const float>()));
+  ExpectUnchangedNowAndAfterReopen();
+}
+
+// ---- Vectors whose distances would overflow a float ----
+
+// A vector of kDim components `value`.
+std::vector<float> Filled(float value, size_t dim = kDim) { return std::vector<float>(dim, value); }
+
+// Under kL2 and kInnerProduct every vector's squared norm must be at most
+// 2^124, so that no distance overflows: before 2026-11-25 components of 3e38
+// gave NaN distances, which a memtable dropped and a segment ranked first.
+TEST_F(BadInputTest, VectorsWhoseDistancesWouldOverflowAreInvalidArgument) {
+  CollectionOptions co;
+  co.dim = kDim;
+  co.metric = Metric::kInnerProduct;
+  co.shard_count = 2;
+  ASSERT_OK(db_->CreateCollection("ip", co));
+  collections_ = db_->ListCollections();
+  std::vector<float> mixed = Filled(3e38f);
+  mixed[1] = -3e38f;
+  // 8 components of 1.7e18: a squared norm of 2.3e37 > 2^124 (2.1e37).
+  for (const std::vector<float>& big : {Filled(3e38f), mixed, Filled(1.7e18f)}) {
+    for (std::string_view c : {kDefaultCollection, std::string_view("ip")}) {
+      EXPECT_STATUS_CODE(db_->Put(c, 1000, big), StatusCode::kInvalidArgument) << c;
+      std::vector<float> rows = RandomVectors(3, kDim, 3);
+      std::copy(big.begin(), big.end(), rows.begin() + kDim);
+      const std::vector<uint64_t> ids = {1001, 1002, 1003};
+      EXPECT_STATUS_CODE(db_->PutBatch(c, ids, rows), StatusCode::kInvalidArgument) << c;
+      EXPECT_STATUS_CODE(db_->BulkLoad(c, ids, rows), StatusCode::kInvalidArgument) << c;
+      EXPECT_STATUS_CODE(db_->Search(c, big), StatusCode::kInvalidArgument) << c;
+      EXPECT_STATUS_CODE(db_->SearchBatch(c, rows), StatusCode::kInvalidArgument) << c;
+      EXPECT_TRUE(absl::IsNotFound(db_->Get(c, 1000).status()));
+    }
+  }
+  Attempted(std::vector<uint64_t>{1000, 1001, 1002, 1003});
+  // Under kCosine the same vectors have a direction and are accepted.
+  ASSERT_OK(db_->Put(kCos, 1000, Filled(3e38f, kCosDim)));
+  cos_model_[1000] = Filled(3e38f, kCosDim);
+  ExpectUnchangedNowAndAfterReopen();
+}
+
+// Vectors just inside the bound: every distance is finite and a memtable
+// and a segment give the same answer.
+TEST_F(BadInputTest, LargestAcceptedVectorsGiveFiniteDistancesInMemtablesAndSegments) {
+  for (Metric metric : {Metric::kL2, Metric::kInnerProduct}) {
+    const std::string name = MetricName(metric) + "_large";
+    CollectionOptions co;
+    co.dim = kDim;
+    co.metric = metric;
+    co.shard_count = 1;
+    ASSERT_OK(db_->CreateCollection(name, co));
+    VectorMap data;
+    for (uint64_t id = 0; id < 20; ++id) {
+      // Squared norms up to 8 * (1.6e18)^2 = 2.05e37 < 2^124.
+      std::vector<float> v = RandomVector(kDim, 300 + id);
+      for (float& x : v) x = (x >= 0 ? 1.6e18f : -1.6e18f) * (0.5f + std::fabs(x) / 2);
+      data[id] = v;
+      ASSERT_OK(db_->Put(name, id, v));
+    }
+    std::vector<float> q = Filled(1.6e18f);
+    q[0] = -1.6e18f;
+    SearchOptions so;
+    so.k = 20;
+    ASSERT_OK_AND_ASSIGN(std::vector<Neighbor> in_memtable, db_->Search(name, q, so));
+    ASSERT_OK(db_->Flush());
+    ASSERT_OK_AND_ASSIGN(std::vector<Neighbor> in_segment, db_->Search(name, q, so));
+    ASSERT_EQ(in_memtable.size(), 20u) << name;
+    ASSERT_EQ(in_segment.size(), 20u) << name;
+    for (size_t i = 0; i < 20; ++i) {
+      EXPECT_TRUE(std::isfinite(in_memtable[i].distance)) << name << " " << i;
+      EXPECT_EQ(in_memtable[i].id, in_segment[i].id) << name << " " << i;
+    }
+  }
+  collections_ = db_->ListCollections();
+  ExpectUnchangedNowAndAfterReopen();
+}
+
+// ---- Options ----
+
+TEST(OptionsLimitTest, TooManyWorkerThreadsIsInvalidArgumentNotAnAbort) {
+  TempDir dir;
+  Options o = DefaultOptions(kDim);
+  o.worker_threads = 100000;  // until 2026-11-25: std::system_error, abort
+  EXPECT_STATUS_CODE(DB::Open(o, dir.path()), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path()) || !std::filesystem::exists(dir.path()));
+  o.worker_threads = 4;
+  EXPECT_OK(DB::Open(o, dir.path()));
+}
+
 // ---- Collections ----
 
 TEST_F(BadInputTest, UnknownCollectionIsNotFoundForEveryCall) {

@@ -426,5 +426,56 @@ INSTANTIATE_TEST_SUITE_P(EveryFsyncPolicy, ConcurrencyTest,
                                            FsyncPolicy::kAlways),
                          [](const auto& info) { return PolicyName(info.param); });
 
+// Whole-database Flush and Compact while another thread creates, writes and
+// drops a collection in a loop: each call succeeds and reaches every other
+// collection. Until 2026-11-25 most Flush() calls returned the dropped
+// collection's error (NotFound "was dropped", or FailedPrecondition
+// "closing") and skipped the collections after it.
+TEST(ConcurrencyDropTest, FlushAndCompactSkipACollectionDroppedMeanwhile) {
+  TempDir dir;
+  Options options = DefaultOptions(kDim, Metric::kL2, 2);
+  options.worker_threads = 2;
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, dir.path()));
+  CollectionOptions co;
+  co.dim = kDim;
+  co.shard_count = 2;
+  // "a_victim" sorts before "keep" and the default collection.
+  ASSERT_OK(db->CreateCollection("keep", co));
+  std::atomic<bool> stop{false};
+  std::atomic<int> drops{0};
+  std::thread victim([&] {
+    for (uint64_t round = 0; !stop.load(); ++round) {
+      if (!db->CreateCollection("a_victim", co).ok()) continue;
+      std::vector<uint64_t> ids(64);
+      for (size_t i = 0; i < ids.size(); ++i) ids[i] = round * 64 + i;
+      (void)db->PutBatch("a_victim", ids, RandomVectors(ids.size(), kDim, round));
+      if (db->DropCollection("a_victim").ok()) drops.fetch_add(1);
+    }
+  });
+  VectorMap keep;
+  size_t segments = 0;
+  for (uint64_t round = 0; round < 40; ++round) {
+    for (uint64_t i = 0; i < 16; ++i) {
+      const uint64_t id = round * 16 + i;
+      keep[id] = RandomVector(kDim, 5000 + id);
+      ASSERT_OK(db->Put("keep", id, keep[id]));
+    }
+    if (round % 10 == 9) {
+      EXPECT_OK(db->Compact()) << "round " << round;
+      segments = SegmentFiles(dir.path() + "/keep").size();
+    } else {
+      EXPECT_OK(db->Flush()) << "round " << round;
+      // The memtables of "keep" became segments.
+      const size_t now = SegmentFiles(dir.path() + "/keep").size();
+      EXPECT_GT(now, segments) << "round " << round;
+      segments = now;
+    }
+  }
+  stop.store(true);
+  victim.join();
+  EXPECT_GT(drops.load(), 0);
+  EXPECT_TRUE(HoldsExactly(*db, "keep", Metric::kL2, keep));
+}
+
 }  // namespace
 }  // namespace shoal::test

@@ -17,11 +17,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -30,6 +32,7 @@
 #include "testutil/fault_injection_fs.h"
 #include "testutil/temp_dir.h"
 #include "util/direct_log_file.h"
+#include "util/hash.h"
 
 namespace shoal {
 namespace {
@@ -281,6 +284,101 @@ TEST(DiskFullTest, PutsWithBackgroundFlushesOntoAFullDiskLoseNothingAcknowledged
   ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, path));
   EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model)) << s;
   ASSERT_OK(db->Flush());
+  EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
+}
+
+// The first `count` ids from `from` on that live on shard `shard` of 2.
+std::vector<uint64_t> IdsOnShard(uint32_t shard, uint64_t from, size_t count) {
+  std::vector<uint64_t> ids;
+  for (uint64_t id = from; ids.size() < count; ++id) {
+    if (ShardOf(id, 2) == shard) ids.push_back(id);
+  }
+  return ids;
+}
+
+// Two shards; shard 0's writes fail (its log or its flushes find no room)
+// while shard 1 still has room in its log: a PutBatch over both must store
+// nothing on either. Until 2026-11-25 shard 1's part stayed, durably (20
+// times out of 20 in this shape).
+TEST(DiskFullTest, FailedPutBatchOverSeveralShardsStoresNothingOnAny) {
+  SmallFileSystem small(8 << 20);
+  SKIP_UNLESS_MOUNTED(small);
+  small.AddBallast(4 << 20);
+  const std::string path = small.path() + "/db";
+  Options options = test::DefaultOptions(kDim, Metric::kL2, 2);
+  options.memtable_bytes = 512 << 10;
+  options.wal_file_bytes = 256 << 10;
+  test::VectorMap model;
+  std::vector<uint64_t> tried;
+  {
+    ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, path));
+    absl::Status refused;
+    for (uint64_t id : IdsOnShard(0, 0, 100000)) {
+      std::vector<float> v = test::RandomVector(kDim, id);
+      refused = db->Put(id, v);
+      if (!refused.ok()) break;
+      model[id] = std::move(v);
+    }
+    ASSERT_FALSE(refused.ok());
+    const std::vector<uint64_t> fresh0 = IdsOnShard(0, 1 << 30, 20);
+    const std::vector<uint64_t> fresh1 = IdsOnShard(1, 1 << 30, 20);
+    int failed = 0;
+    for (size_t i = 0; i < 20; ++i) {
+      const std::vector<uint64_t> ids = {fresh0[i], fresh1[i]};
+      absl::Status s = db->PutBatch(ids, test::RandomVectors(2, kDim, 50 + i));
+      if (s.ok()) {
+        // Room came back (a flush freed log files): both parts are there.
+        const std::vector<float> rows = test::RandomVectors(2, kDim, 50 + i);
+        model[ids[0]] = std::vector<float>(rows.begin(), rows.begin() + kDim);
+        model[ids[1]] = std::vector<float>(rows.begin() + kDim, rows.end());
+        continue;
+      }
+      ++failed;
+      tried.insert(tried.end(), ids.begin(), ids.end());
+      ExpectAbsent(*db, ids[0]);
+      ExpectAbsent(*db, ids[1]);
+    }
+    EXPECT_GT(failed, 0) << "shard 0 took writes again at once: the test did not fill it";
+    EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model, tried));
+    (void)db->Close();
+  }
+  small.RemoveBallast();
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, path));
+  EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model, tried));
+}
+
+// Background flushes fail on a full disk, the frozen memtables back up and
+// writes are refused with the flush's error; once the room is back, writes
+// resume by themselves (the failed flush is retried, with back-off), with
+// no Flush() and no reopen. Until 2026-11-25 the stale flush error refused
+// writes until someone called Flush() (104 of 200 Puts failed).
+TEST(DiskFullTest, WritesResumeByThemselvesOnceAFailedFlushFindsRoom) {
+  SmallFileSystem small(16 << 20);
+  SKIP_UNLESS_MOUNTED(small);
+  const std::string path = small.path() + "/db";
+  Options options = SmallOptions(256 << 10);
+  options.memtable_bytes = 256 << 10;  // a flush every ~500 puts
+  test::VectorMap model;
+  uint64_t failed_id = 0;
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, path));
+  ASSERT_OK(PutNew(*db, 0, 1000, &model));
+  small.FillUpTo(1 << 20);
+  absl::Status s = PutUntilFailure(*db, 1000, &model, &failed_id);
+  EXPECT_TRUE(absl::IsResourceExhausted(s)) << s;
+  small.RemoveBallast();
+  // The retry waits out its back-off (at most a second) first.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  uint64_t id = failed_id;
+  while (!PutNew(*db, id, 1, &model).ok()) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "writes never resumed";
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ++id;
+  // From then on every write goes through, across more flushes.
+  ASSERT_OK(PutNew(*db, id, 2000, &model));
+  EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
+  ASSERT_OK(db->Close());
+  ASSERT_OK_AND_ASSIGN(db, DB::Open(options, path));
   EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
 }
 

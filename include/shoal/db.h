@@ -14,7 +14,12 @@
 // Errors: every call returns absl::Status (or StatusOr). Bad input returns
 // InvalidArgumentError and changes nothing; an unknown collection is
 // NotFoundError; damaged files are DataLossError; I/O failures are
-// InternalError / the errno-derived code. No call throws.
+// InternalError / the errno-derived code; a full disk, memory or threads
+// the system refuses are ResourceExhaustedError. No call throws.
+//
+// Vectors: every component finite; under kL2 and kInnerProduct a squared
+// Euclidean norm of at most 2^124 (~2.1e37), so that no distance overflows a
+// float (kCosine normalizes, so any finite nonzero vector will do).
 
 #ifndef SHOAL_INCLUDE_SHOAL_DB_H_
 #define SHOAL_INCLUDE_SHOAL_DB_H_
@@ -79,9 +84,16 @@ class DB {
                                          std::span<const float> vector) = 0;
   // Puts many vectors: `vectors` is row-major, ids.size() * dim floats. When
   // an id appears twice, the later row wins. The batch is validated as a
-  // whole first: on bad input nothing is written. Each shard's part of the
-  // batch is one log record, atomic on that shard (a crash keeps all of it or
-  // none of it); parts on different shards are independent.
+  // whole first: on bad input nothing is written. A call that returns an
+  // error other than an I/O error met after its records were written (a
+  // failed log sync) stores nothing on any shard: every shard is checked,
+  // and room reserved, before any part is written (a full disk is
+  // ResourceExhausted). Each shard's part of the batch is one log record,
+  // atomic on that shard (a crash keeps all of it or none of it); parts on
+  // different shards are independent across a crash. Exceptions: a shard's
+  // part over 256 MiB is several records, each atomic, written shard after
+  // shard; a batch of 2^20 (1,048,576) vectors or more is a BulkLoad (all of
+  // it or none of it, also across a crash).
   [[nodiscard]] virtual absl::Status PutBatch(
       std::string_view collection, std::span<const uint64_t> ids,
       std::span<const float> vectors) = 0;
@@ -95,7 +107,9 @@ class DB {
       std::string_view collection, uint64_t id) = 0;
   // At most options.k neighbours of `query`, sorted by ascending distance
   // (ties by id). InvalidArgument when k == 0, list_size < k, or the query is
-  // malformed.
+  // malformed. k and list_size may exceed what the collection holds: memory
+  // and work are bounded by the data (a list as long as a segment searches
+  // all of it).
   [[nodiscard]] virtual absl::StatusOr<std::vector<Neighbor>> Search(
       std::string_view collection, std::span<const float> query,
       const SearchOptions& options = {}) = 0;
@@ -105,15 +119,19 @@ class DB {
   SearchBatch(std::string_view collection, std::span<const float> queries,
               const SearchOptions& options = {}) = 0;
   // Loads many vectors straight into on-disk segments, skipping the log.
+  // Validated as PutBatch; no ids and no vectors is OK and loads nothing.
   [[nodiscard]] virtual absl::Status BulkLoad(
       std::string_view collection, std::span<const uint64_t> ids,
       std::span<const float> vectors) = 0;
 
   // ---- Whole database ----
 
-  // Moves every memtable into on-disk segments; returns when durable.
+  // Moves every memtable into on-disk segments; returns when durable. Every
+  // collection is flushed, also after one failed (the first error is
+  // returned); a collection dropped while the call runs is skipped.
   [[nodiscard]] virtual absl::Status Flush() = 0;
-  // Merges segments, dropping deleted and overwritten vectors.
+  // Merges segments, dropping deleted and overwritten vectors. Every
+  // collection, as Flush.
   [[nodiscard]] virtual absl::Status Compact() = 0;
   // Makes every write durable (fdatasync of every log) and releases the
   // directory. Later calls return FailedPrecondition. Idempotent.

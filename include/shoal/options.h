@@ -37,7 +37,8 @@ enum class FsyncPolicy : uint8_t {
 // Vamana graph parameters (DiskANN's names). Used by segments.
 struct GraphOptions {
   uint32_t max_degree = 64;         // R: neighbours kept per node
-  uint32_t build_list_size = 100;   // L at build time: larger = better graph, slower build
+  uint32_t build_list_size = 100;   // L at build time: larger = better graph, slower build;
+                                    // 1..16384 (no larger than a segment in effect)
   float alpha = 1.2f;               // robust-prune slack (>= 1): larger = longer edges kept
 };
 
@@ -71,7 +72,12 @@ struct Options {
   CollectionOptions default_collection;
 
   // ---- Performance ----
-  // Per shard: memtable size before it is flushed into a segment.
+  // Per shard: memtable size before it is flushed into a segment. Writers
+  // wait while two full memtables of their shard wait for their flush. When
+  // a background flush fails (a full disk), a write that would wait returns
+  // the flush's error instead, and the first such write after a back-off
+  // (10 ms, doubling with each failure up to 1 s) retries the flush and
+  // waits for it: writing resumes by itself once there is room.
   size_t memtable_bytes = 64 << 20;
   // Memtable vectors live in arena blocks of this size (rounded up to hold at
   // least one vector).
@@ -103,14 +109,16 @@ struct Options {
   // An Open with any setting replays a commit log left by an earlier run.
   bool collection_commit_log = true;
   // Threads for parallel work (batch writes, recovery, search fan-out).
-  // 0 = std::thread::hardware_concurrency().
+  // 0 = std::thread::hardware_concurrency(); at most 1024. Open returns
+  // ResourceExhaustedError when the system refuses a thread.
   uint32_t worker_threads = 0;
 };
 
 // Options for one search.
 struct SearchOptions {
   uint32_t k = 10;             // neighbours to return (>= 1)
-  uint32_t list_size = 100;    // L at search time (>= k): larger = better recall, slower
+  uint32_t list_size = 100;    // L at search time (>= k): larger = better recall, slower;
+                               // any size: a source never lists more than it holds
   // Graph nodes expanded per step. Segments are memory-mapped, so 1 is the
   // fastest at equal recall (docs/performance.md: ~2x the QPS of 4 on small);
   // larger values only pay off when a step waits on storage.

@@ -17,9 +17,6 @@
 namespace shoal {
 namespace {
 
-// Below this many floats a batch is written shard after shard on the calling
-// thread: handing work to the pool costs more than it saves.
-constexpr size_t kParallelBatchFloats = 1 << 16;
 // A search visits the shards on the calling thread unless stored vectors x
 // list_size reaches this: a pool thread takes tens of microseconds to wake,
 // as long as a whole search of a small shard. On medium (100K x 256, 2
@@ -124,7 +121,7 @@ absl::Status Collection::RecoverCommitLog(bool salvage) {
 
 absl::Status Collection::Put(uint64_t id, std::span<const float> vector) {
   const int64_t start = timing::kEnabled ? timing::NowMicros() : 0;
-  SHOAL_RETURN_IF_ERROR(ValidateVectors(vector, 1, options_.dim, "vector"));
+  SHOAL_RETURN_IF_ERROR(ValidateVectors(vector, 1, options_.dim, options_.metric, "vector"));
   const float* row = vector.data();
   std::vector<float> normalized;
   if (options_.metric == Metric::kCosine) {
@@ -146,7 +143,8 @@ absl::Status Collection::Partition(std::span<const uint64_t> ids,
                                    std::vector<const float*>* part_rows,
                                    std::vector<size_t>* start) const {
   if (ids.empty()) return absl::InvalidArgumentError("an empty batch");
-  SHOAL_RETURN_IF_ERROR(ValidateVectors(vectors, ids.size(), options_.dim, "vectors"));
+  SHOAL_RETURN_IF_ERROR(
+      ValidateVectors(vectors, ids.size(), options_.dim, options_.metric, "vectors"));
   const size_t n = ids.size();
   const size_t dim = options_.dim;
   const float* base = vectors.data();
@@ -209,31 +207,28 @@ absl::Status Collection::PutBatch(std::span<const uint64_t> ids,
   if (!valid.ok()) {
     return absl::Status(valid.code(), absl::StrCat("PutBatch: ", valid.message()));
   }
-  std::vector<uint32_t> busy;  // shards with a part
+  std::vector<Shard::BatchPart> parts;  // in shard order
   for (uint32_t s = 0; s < options_.shard_count; ++s) {
-    if (start[s + 1] > start[s]) busy.push_back(s);
-  }
-  std::vector<absl::Status> status(busy.size());
-  const int64_t route_us = timing::kEnabled ? timing::NowMicros() - started : 0;
-  auto write_part = [&](size_t j) {
-    const uint32_t s = busy[j];
     const size_t first = start[s], count = start[s + 1] - start[s];
-    status[j] = shards_[s]->Put(std::span<const uint64_t>(part_ids.data() + first, count),
-                                std::span<const float* const>(part_rows.data() + first, count),
-                                route_us);
-  };
-  if (busy.size() > 1 && ids.size() * options_.dim >= kParallelBatchFloats) {
-    pool_->ParallelFor(busy.size(), write_part);
-  } else {
-    for (size_t j = 0; j < busy.size(); ++j) write_part(j);
+    if (count == 0) continue;
+    parts.push_back({shards_[s].get(), std::span<const uint64_t>(part_ids.data() + first, count),
+                     std::span<const float* const>(part_rows.data() + first, count)});
   }
-  for (const absl::Status& s : status) SHOAL_RETURN_IF_ERROR(s);
-  return absl::OkStatus();
+  if (parts.size() == 1) {
+    const int64_t route_us = timing::kEnabled ? timing::NowMicros() - started : 0;
+    return parts.front().shard->Put(parts.front().ids, parts.front().rows, route_us);
+  }
+  return Shard::PutAcross(parts, pool_);
 }
 
 absl::Status Collection::BulkLoad(std::span<const uint64_t> ids,
                                   std::span<const float> vectors) {
-  if (ids.empty()) return absl::OkStatus();  // nothing to load
+  if (ids.empty()) {
+    // Nothing to load, once the vectors agree.
+    absl::Status valid = ValidateVectors(vectors, 0, options_.dim, options_.metric, "vectors");
+    if (!valid.ok()) return absl::Status(valid.code(), absl::StrCat("BulkLoad: ", valid.message()));
+    return absl::OkStatus();
+  }
   std::vector<float> normalized;
   std::vector<uint64_t> part_ids;
   std::vector<const float*> part_rows;
@@ -297,7 +292,7 @@ absl::StatusOr<std::vector<float>> Collection::Get(uint64_t id) const {
 
 absl::Status Collection::PrepareQuery(std::span<const float> query,
                                       std::vector<float>* out) const {
-  SHOAL_RETURN_IF_ERROR(ValidateVectors(query, 1, options_.dim, "query"));
+  SHOAL_RETURN_IF_ERROR(ValidateVectors(query, 1, options_.dim, options_.metric, "query"));
   out->assign(query.begin(), query.end());
   if (options_.metric == Metric::kCosine && !NormalizeInPlace(out->data(), options_.dim)) {
     return absl::InvalidArgumentError("a zero query has no direction under kCosine");
@@ -344,7 +339,7 @@ absl::StatusOr<std::vector<std::vector<Neighbor>>> Collection::SearchBatch(
         "queries has ", queries.size(), " floats; expected a positive multiple of dim ", dim));
   }
   const size_t n = queries.size() / dim;
-  SHOAL_RETURN_IF_ERROR(ValidateVectors(queries, n, options_.dim, "queries"));
+  SHOAL_RETURN_IF_ERROR(ValidateVectors(queries, n, options_.dim, options_.metric, "queries"));
   std::vector<std::vector<Neighbor>> results(n);
   std::vector<absl::Status> status(n);
   // Each task answers a run of queries, so small queries do not pay a task each.
@@ -372,31 +367,23 @@ absl::StatusOr<std::vector<std::vector<Neighbor>>> Collection::SearchBatch(
   return results;
 }
 
-absl::Status Collection::Flush() {
-  for (auto& shard : shards_) SHOAL_RETURN_IF_ERROR(shard->Flush());
-  return absl::OkStatus();
-}
-
-absl::Status Collection::Compact() {
-  for (auto& shard : shards_) SHOAL_RETURN_IF_ERROR(shard->Compact());
-  return absl::OkStatus();
-}
-
-absl::Status Collection::SyncWal() {
+absl::Status Collection::ForEachShard(absl::Status (Shard::*call)()) {
   absl::Status first;
   for (auto& shard : shards_) {
-    absl::Status s = shard->SyncWal();
+    absl::Status s = ((*shard).*call)();
     if (first.ok()) first = s;
   }
   return first;
 }
 
+absl::Status Collection::Flush() { return ForEachShard(&Shard::Flush); }
+
+absl::Status Collection::Compact() { return ForEachShard(&Shard::Compact); }
+
+absl::Status Collection::SyncWal() { return ForEachShard(&Shard::SyncWal); }
+
 absl::Status Collection::Close() {
-  absl::Status first;
-  for (auto& shard : shards_) {
-    absl::Status s = shard->Close();
-    if (first.ok()) first = s;
-  }
+  absl::Status first = ForEachShard(&Shard::Close);
   if (commit_log_ != nullptr && !commit_log_closed_) {
     commit_log_closed_ = true;
     absl::Status s = commit_log_->Close();

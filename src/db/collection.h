@@ -6,6 +6,7 @@
 #ifndef SHOAL_SRC_DB_COLLECTION_H_
 #define SHOAL_SRC_DB_COLLECTION_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -64,7 +65,8 @@ class Collection {
   // one manifest edit: all of the load becomes visible, or none of it.
   [[nodiscard]] absl::Status BulkLoad(std::span<const uint64_t> ids,
                                       std::span<const float> vectors);
-  // Every shard's memtables into segments; returns when durable.
+  // Every shard's memtables into segments; returns when durable. Every
+  // shard is tried, also after one failed (so for Compact, SyncWal, Close).
   [[nodiscard]] absl::Status Flush();
   // Every shard's segments merged into one.
   [[nodiscard]] absl::Status Compact();
@@ -73,6 +75,13 @@ class Collection {
   [[nodiscard]] absl::Status SyncWal();
   // Closes every shard; later writes return FailedPrecondition.
   [[nodiscard]] absl::Status Close();
+
+  // Set (under the DB's manifest lock) once a DropCollection has taken the
+  // collection out of the manifest: its calls may then fail (NotFound from
+  // a manifest edit, FailedPrecondition once closed), and whole-database
+  // calls skip it instead of reporting that.
+  void set_dropped(bool dropped) { dropped_.store(dropped, std::memory_order_release); }
+  bool dropped() const { return dropped_.load(std::memory_order_acquire); }
 
   size_t live_count() const;
   // Statistics for the inspection tools.
@@ -90,6 +99,8 @@ class Collection {
   // logs durable and removes the files; then starts commit_log_ (when set).
   absl::Status RecoverCommitLog(bool salvage);
   std::string CommitLogDir() const;
+  // `call` on every shard, also after one failed; the first error.
+  absl::Status ForEachShard(absl::Status (Shard::*call)());
   // Top-k over every shard, on this thread.
   absl::StatusOr<std::vector<Neighbor>> SearchShards(const float* query,
                                                      const SearchOptions& options) const;
@@ -114,6 +125,7 @@ class Collection {
   wal::GroupCommitCounters group_commit_;
   std::unique_ptr<wal::CommitLog> commit_log_;  // null unless kAlways + collection_commit_log
   bool commit_log_closed_ = false;
+  std::atomic<bool> dropped_{false};
   std::vector<std::unique_ptr<Shard>> shards_;
 };
 

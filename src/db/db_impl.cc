@@ -5,15 +5,33 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <new>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "db/manifest_editor.h"
 #include "db/validate.h"
+#include "util/start_thread.h"
 #include "util/status_macros.h"
 #include "util/string_view.h"
 
 namespace shoal {
+namespace {
+
+// The API boundary: no call throws. Sizes that come from a caller are
+// bounded by the data or rejected, but memory can still run out; then the
+// call returns ResourceExhaustedError (what it did before the failed
+// allocation stays done, like the writes before an I/O error).
+template <typename F>
+auto NoThrow(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError("out of memory");
+  }
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<DB>> OpenWithFileSystem(const Options& options,
                                                        const std::string& path,
@@ -21,7 +39,7 @@ absl::StatusOr<std::unique_ptr<DB>> OpenWithFileSystem(const Options& options,
   SHOAL_RETURN_IF_ERROR(ValidateOptions(options));
   if (path.empty()) return absl::InvalidArgumentError("database path is empty");
   auto db = std::make_unique<DBImpl>(options, path, fs);
-  SHOAL_RETURN_IF_ERROR(db->Open());
+  SHOAL_RETURN_IF_ERROR(NoThrow([&] { return db->Open(); }));
   return std::unique_ptr<DB>(std::move(db));
 }
 
@@ -47,9 +65,9 @@ absl::Status DBImpl::Open() {
     SHOAL_RETURN_IF_ERROR(fs_->SyncDir(parent.empty() ? "." : parent));
   }
   SHOAL_ASSIGN_OR_RETURN(lock_, fs_->LockFile(JoinPath(path_, kLockFile)));
-  pool_ = std::make_unique<ThreadPool>(options_.worker_threads);
-  prefaulter_ = std::make_unique<BackgroundWorker>();
-  flusher_ = std::make_unique<BackgroundWorker>();
+  SHOAL_ASSIGN_OR_RETURN(pool_, ThreadPool::Create(options_.worker_threads));
+  SHOAL_ASSIGN_OR_RETURN(prefaulter_, BackgroundWorker::Create());
+  SHOAL_ASSIGN_OR_RETURN(flusher_, BackgroundWorker::Create());
 
   MutexLock lock(&mu_);
   const std::string manifest_path = JoinPath(path_, kManifestFile);
@@ -89,7 +107,7 @@ absl::Status DBImpl::Open() {
   SHOAL_RETURN_IF_ERROR(OpenDefaultCollection());
 
   if (options_.fsync == FsyncPolicy::kInterval) {
-    sync_thread_ = std::thread([this] { IntervalSyncLoop(); });
+    SHOAL_RETURN_IF_ERROR(StartThread(&sync_thread_, [this] { IntervalSyncLoop(); }));
   }
   return absl::OkStatus();
 }
@@ -197,7 +215,7 @@ absl::Status DBImpl::CreateCollection(std::string_view name,
   if (closed_.load()) return absl::FailedPreconditionError("database is closed");
   SHOAL_RETURN_IF_ERROR(CheckWritable());
   MutexLock lock(&mu_);
-  return CreateLocked(name, options);
+  return NoThrow([&] { return CreateLocked(name, options); });
 }
 
 absl::Status DBImpl::CreateLocked(std::string_view name, CollectionOptions options) {
@@ -253,6 +271,9 @@ absl::Status DBImpl::DropCollection(std::string_view name) {
     const Manifest before = manifest_;
     std::erase_if(manifest_.collections,
                   [&](const CollectionMeta& m) { return m.name == c->name(); });
+    // Before anyone can see the edit (Apply takes manifest_mu_): a flush or
+    // compaction refused by it finds the collection marked.
+    c->set_dropped(true);
     absl::Status s = WriteManifestLocked();
     if (ManifestWriteInDoubt(s)) {
       // Perhaps dropped: it is gone from this process, its files stay for
@@ -263,6 +284,7 @@ absl::Status DBImpl::DropCollection(std::string_view name) {
     }
     if (!s.ok()) {
       manifest_ = before;
+      c->set_dropped(false);
       return s;
     }
   }
@@ -290,46 +312,46 @@ absl::Status DBImpl::Put(std::string_view collection, uint64_t id,
                          std::span<const float> vector) {
   SHOAL_RETURN_IF_ERROR(CheckWritable());
   SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
-  return c->Put(id, vector);
+  return NoThrow([&] { return c->Put(id, vector); });
 }
 
 absl::Status DBImpl::PutBatch(std::string_view collection, std::span<const uint64_t> ids,
                               std::span<const float> vectors) {
   SHOAL_RETURN_IF_ERROR(CheckWritable());
   SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
-  return c->PutBatch(ids, vectors);
+  return NoThrow([&] { return c->PutBatch(ids, vectors); });
 }
 
 absl::Status DBImpl::Delete(std::string_view collection, uint64_t id) {
   SHOAL_RETURN_IF_ERROR(CheckWritable());
   SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
-  return c->Delete(id);
+  return NoThrow([&] { return c->Delete(id); });
 }
 
 absl::StatusOr<std::vector<float>> DBImpl::Get(std::string_view collection, uint64_t id) {
   SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
-  return c->Get(id);
+  return NoThrow([&] { return c->Get(id); });
 }
 
 absl::StatusOr<std::vector<Neighbor>> DBImpl::Search(std::string_view collection,
                                                      std::span<const float> query,
                                                      const SearchOptions& options) {
   SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
-  return c->Search(query, options);
+  return NoThrow([&] { return c->Search(query, options); });
 }
 
 absl::StatusOr<std::vector<std::vector<Neighbor>>> DBImpl::SearchBatch(
     std::string_view collection, std::span<const float> queries,
     const SearchOptions& options) {
   SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
-  return c->SearchBatch(queries, options);
+  return NoThrow([&] { return c->SearchBatch(queries, options); });
 }
 
 absl::Status DBImpl::BulkLoad(std::string_view collection, std::span<const uint64_t> ids,
                               std::span<const float> vectors) {
   SHOAL_RETURN_IF_ERROR(CheckWritable());
   SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
-  return c->BulkLoad(ids, vectors);
+  return NoThrow([&] { return c->BulkLoad(ids, vectors); });
 }
 
 std::vector<std::shared_ptr<Collection>> DBImpl::AllCollections() const {
@@ -339,19 +361,22 @@ std::vector<std::shared_ptr<Collection>> DBImpl::AllCollections() const {
   return all;
 }
 
-absl::Status DBImpl::Flush() {
+absl::Status DBImpl::ForEachCollection(absl::Status (Collection::*call)()) {
   if (closed_.load()) return absl::FailedPreconditionError("database is closed");
   SHOAL_RETURN_IF_ERROR(CheckWritable());
-  for (auto& c : AllCollections()) SHOAL_RETURN_IF_ERROR(c->Flush());
-  return absl::OkStatus();
+  // Every collection gets the call, also after another one failed; a
+  // collection dropped meanwhile is skipped, whatever its call returned.
+  absl::Status first;
+  for (auto& c : AllCollections()) {
+    absl::Status s = NoThrow([&] { return (c.get()->*call)(); });
+    if (!s.ok() && !c->dropped() && first.ok()) first = s;
+  }
+  return first;
 }
 
-absl::Status DBImpl::Compact() {
-  if (closed_.load()) return absl::FailedPreconditionError("database is closed");
-  SHOAL_RETURN_IF_ERROR(CheckWritable());
-  for (auto& c : AllCollections()) SHOAL_RETURN_IF_ERROR(c->Compact());
-  return absl::OkStatus();
-}
+absl::Status DBImpl::Flush() { return ForEachCollection(&Collection::Flush); }
+
+absl::Status DBImpl::Compact() { return ForEachCollection(&Collection::Compact); }
 
 std::vector<CollectionReport> DBImpl::CollectStats() const {
   std::vector<CollectionReport> out;

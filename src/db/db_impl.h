@@ -76,6 +76,8 @@ class DBImpl final : public DB, private ManifestEditor {
   absl::Status Close() override;
 
  private:
+  // Flush or Compact on every collection (Flush(), Compact()).
+  absl::Status ForEachCollection(absl::Status (Collection::*call)());
   absl::StatusOr<std::shared_ptr<Collection>> Find(std::string_view name) const;
   absl::Status CreateLocked(std::string_view name, CollectionOptions options)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -53,8 +53,10 @@ absl::Status ValidateCollectionOptions(const CollectionOptions& o) {
     return absl::InvalidArgumentError(absl::StrCat(
         "graph.max_degree must be in 1..1024, got ", o.graph.max_degree));
   }
-  if (o.graph.build_list_size == 0) {
-    return absl::InvalidArgumentError("graph.build_list_size must be >= 1");
+  if (o.graph.build_list_size == 0 || o.graph.build_list_size > kMaxBuildListSize) {
+    return absl::InvalidArgumentError(absl::StrCat("graph.build_list_size must be in 1..",
+                                                   kMaxBuildListSize, ", got ",
+                                                   o.graph.build_list_size));
   }
   if (!(o.graph.alpha >= 1.0f) || !std::isfinite(o.graph.alpha)) {
     return absl::InvalidArgumentError(
@@ -70,6 +72,10 @@ absl::Status ValidateOptions(const Options& o) {
   if (static_cast<uint8_t>(o.fsync) > static_cast<uint8_t>(FsyncPolicy::kInterval)) {
     return absl::InvalidArgumentError("unknown fsync policy");
   }
+  if (o.worker_threads > kMaxWorkerThreads) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "worker_threads must be at most ", kMaxWorkerThreads, ", got ", o.worker_threads));
+  }
   if (o.default_collection.dim != 0) {
     return ValidateCollectionOptions(o.default_collection);
   }
@@ -77,7 +83,7 @@ absl::Status ValidateOptions(const Options& o) {
 }
 
 absl::Status ValidateVectors(std::span<const float> vectors, size_t n, uint32_t dim,
-                             std::string_view what) {
+                             Metric metric, std::string_view what) {
   if (vectors.size() != n * dim) {
     return absl::InvalidArgumentError(absl::StrCat(
         AsAbsl(what), " has ", vectors.size(), " floats; expected ", n, " x dim ", dim, " = ",
@@ -89,6 +95,16 @@ absl::Status ValidateVectors(std::span<const float> vectors, size_t n, uint32_t 
         return absl::InvalidArgumentError(absl::StrCat(
             AsAbsl(what), " row ", i / dim, " component ", i % dim, " is ", vectors[i],
             "; every component must be finite"));
+      }
+    }
+  }
+  if (metric != Metric::kCosine) {
+    for (size_t row = 0; row < n; ++row) {
+      if (!NormWithinDistanceRange(vectors.data() + row * dim, dim)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            AsAbsl(what), " row ", row, " has a squared norm above 2^124 (~2.1e37), the "
+            "most a vector may have under kL2 and kInnerProduct so that no distance "
+            "overflows a float"));
       }
     }
   }

@@ -19,14 +19,22 @@ namespace shoal {
 inline constexpr uint32_t kMaxDim = 4096;
 inline constexpr uint32_t kMaxShards = 256;
 inline constexpr size_t kMaxCollectionName = 128;
+// GraphOptions::build_list_size: a build's candidate lists never hold more
+// nodes than the segment has, and a list this long already makes a build
+// explore most of a segment of a million vectors.
+inline constexpr uint32_t kMaxBuildListSize = 16384;
+// Options::worker_threads.
+inline constexpr uint32_t kMaxWorkerThreads = 1024;
 
 absl::Status ValidateCollectionName(std::string_view name);
 // Checks dim, metric, shard_count (0 allowed: resolved later) and graph options.
 absl::Status ValidateCollectionOptions(const CollectionOptions& options);
 absl::Status ValidateOptions(const Options& options);
-// n rows of dim floats in `vectors`, all finite. `what` names the argument.
+// n rows of dim floats in `vectors`, all finite, and under kL2 and
+// kInnerProduct each with a squared norm of at most kMaxSquaredNorm (so that
+// no distance overflows). `what` names the argument.
 absl::Status ValidateVectors(std::span<const float> vectors, size_t n, uint32_t dim,
-                             std::string_view what);
+                             Metric metric, std::string_view what);
 absl::Status ValidateSearchOptions(const SearchOptions& options);
 
 }  // namespace shoal

@@ -200,30 +200,55 @@ bool NormalizeInPlace(float* v, size_t dim) {
   return true;
 }
 
-bool AllFinite(const float* v, size_t n) {
-  // A float is NaN or +-Inf exactly when its 8 exponent bits are all ones.
-  // Adding 1 to the isolated exponent field then carries into bit 31, and
-  // only then. OR-ing those sums is branch-free integer work the compiler
-  // vectorizes with plain SSE2; the fixed block length keeps that true even
-  // under -O2's "very cheap" vectorizer (no epilogue), and bounds how far we
-  // scan past a bad value.
+namespace {
+
+// True when every one of the n floats has a biased exponent field below
+// kLimit (1..255), i.e. is finite with magnitude below 2^(kLimit - 127).
+// Adding (256 - kLimit) to the isolated 8-bit exponent field carries into
+// bit 31 exactly when the field is >= kLimit. OR-ing those sums is
+// branch-free integer work the compiler vectorizes with plain SSE2; the fixed
+// block length keeps that true even under -O2's "very cheap" vectorizer (no
+// epilogue), and bounds how far we scan past a bad value.
+template <uint32_t kLimit>
+bool ExponentsBelow(const float* v, size_t n) {
+  static_assert(kLimit >= 1 && kLimit <= 255);
   constexpr uint32_t kExponent = 0x7f800000u;
-  constexpr uint32_t kExponentOne = 0x00800000u;
+  constexpr uint32_t kAdd = (256u - kLimit) << 23;
   constexpr uint32_t kCarry = 0x80000000u;
   constexpr size_t kBlock = 64;
   size_t i = 0;
   for (; i + kBlock <= n; i += kBlock) {
     uint32_t sums = 0;
     for (size_t j = 0; j < kBlock; ++j) {
-      sums |= (std::bit_cast<uint32_t>(v[i + j]) & kExponent) + kExponentOne;
+      sums |= (std::bit_cast<uint32_t>(v[i + j]) & kExponent) + kAdd;
     }
     if (sums & kCarry) return false;
   }
   uint32_t sums = 0;
   for (; i < n; ++i) {
-    sums |= (std::bit_cast<uint32_t>(v[i]) & kExponent) + kExponentOne;
+    sums |= (std::bit_cast<uint32_t>(v[i]) & kExponent) + kAdd;
   }
   return (sums & kCarry) == 0;
+}
+
+}  // namespace
+
+bool AllFinite(const float* v, size_t n) {
+  // NaN and +-Inf are exactly the floats whose exponent bits are all ones.
+  return ExponentsBelow<255>(v, n);
+}
+
+bool NormWithinDistanceRange(const float* v, size_t dim) {
+  // Fast path: every component below 2^56 (biased exponent < 127 + 56), so
+  // the squared norm is below dim * 2^112 <= 2^124 for dim <= 4096.
+  if (dim <= 4096 && ExponentsBelow<127 + 56>(v, dim)) return true;
+  // In double, where no product or sum of these overflows.
+  double sum = 0.0;
+  for (size_t i = 0; i < dim; ++i) {
+    if (!std::isfinite(v[i])) return false;
+    sum += static_cast<double>(v[i]) * v[i];
+  }
+  return sum <= kMaxSquaredNorm;
 }
 
 }  // namespace shoal

@@ -59,6 +59,17 @@ bool NormalizeInPlace(float* v, size_t dim);
 // True when every one of the n floats is finite (no NaN, no +-Inf).
 bool AllFinite(const float* v, size_t n);
 
+// The largest squared Euclidean norm a vector may have under kL2 and
+// kInnerProduct: 2^124 (~2.1e37, a norm of ~4.6e18). For any two such
+// vectors a and b, |dot(a, b)| <= |a||b| <= 2^124 and |a - b|^2 <= (|a| +
+// |b|)^2 <= 2^126, below FLT_MAX (~2^128), and so are the kernels' partial
+// sums: no distance overflows to +-Inf or becomes NaN (+Inf - Inf), whatever
+// the order of summation. kCosine vectors are unit length once normalized.
+inline constexpr double kMaxSquaredNorm = 0x1p124;
+
+// True when v (dim finite floats) has a squared norm <= kMaxSquaredNorm.
+bool NormWithinDistanceRange(const float* v, size_t dim);
+
 }  // namespace shoal
 
 #endif  // SHOAL_SRC_DISTANCE_DISTANCE_H_

@@ -97,7 +97,9 @@ absl::Status SegmentReader::SearchImpl(const float* query, const SearchOptions& 
   const size_t n = header_.vector_count;
   const size_t beam_width = std::max<uint32_t>(1, options.beam_width);
   CandidateList& list = s->list;
-  list.Reset(std::max(options.list_size, options.k));
+  // L as asked, but never more than the segment has nodes: a larger list
+  // would only hold the same nodes (and a caller's list_size is unbounded).
+  list.Reset(std::min<size_t>(std::max(options.list_size, options.k), n));
   s->visited.Clear(n);
   if (stats != nullptr) s->blocks.Clear(header_.block_count);
   uint64_t hops = 0, computed = 0, sectors = 0;

@@ -86,7 +86,9 @@ VamanaBuilder::VamanaBuilder(NodeStore* store, const BuildDistance& distance,
       distance_(distance),
       n_(store->size()),
       max_degree_(options.max_degree),
-      list_size_(options.build_list_size),
+      // A list never holds more nodes than the graph has.
+      list_size_(static_cast<uint32_t>(
+          std::min<size_t>(options.build_list_size, std::max<size_t>(n_, 1)))),
       alpha_(options.alpha),
       seed_(seed) {}
 

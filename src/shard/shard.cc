@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <new>
 #include <optional>
 
 #include "absl/container/flat_hash_set.h"
@@ -17,10 +18,6 @@
 namespace shoal {
 namespace {
 
-// A shard's part of a batch larger than this is split into several records
-// (the record length field is 32 bits; smaller records also bound how much a
-// torn write can drop).
-constexpr size_t kMaxRecordPayload = size_t{256} << 20;
 // Writers wait while this many memtables wait to be flushed: memory stays
 // bounded when writes outpace graph builds.
 constexpr size_t kMaxFrozen = 2;
@@ -51,29 +48,6 @@ struct Shard::Snapshot {
     uint64_t max_sequence;
   };
   std::vector<Source> older;  // newest first
-};
-
-// Counts a kAlways write call for the group commit of the log it waits for
-// (WalWriter::WriterEnter): the commit log's when there is one.
-class Shard::SyncingWriter {
- public:
-  explicit SyncingWriter(Shard* shard)
-      : commit_(shard->options_.fsync == FsyncPolicy::kAlways ? shard->options_.commit_log
-                                                              : nullptr),
-        wal_(shard->options_.fsync == FsyncPolicy::kAlways && commit_ == nullptr
-                 ? shard->wal_.get()
-                 : nullptr) {
-    if (commit_ != nullptr) commit_->WriterEnter();
-    if (wal_ != nullptr) wal_->WriterEnter();
-  }
-  ~SyncingWriter() {
-    if (commit_ != nullptr) commit_->WriterExit();
-    if (wal_ != nullptr) wal_->WriterExit();
-  }
-
- private:
-  wal::CommitLog* const commit_;
-  wal::WalWriter* const wal_;
 };
 
 Shard::Shard(FileSystem* fs, std::string dir, const ShardOptions& options)
@@ -372,7 +346,7 @@ absl::StatusOr<uint64_t> Shard::AppendPut(std::span<const uint64_t> ids,
                                           PutTiming* timing) {
   const size_t dim = options_.dim;
   const size_t row_bytes = dim * sizeof(float);
-  const size_t per_record = std::max<size_t>(1, kMaxRecordPayload / (8 + row_bytes));
+  const size_t per_record = RowsPerRecord(dim);
   uint64_t lsn = 0;
   for (size_t first = 0; first < ids.size(); first += per_record) {
     const size_t n = std::min(per_record, ids.size() - first);
@@ -421,16 +395,10 @@ absl::Status Shard::Put(std::span<const uint64_t> ids, std::span<const float* co
   uint64_t lsn;
   {
     MutexLock lock(&mu_);
-    // Back-pressure: wait while flushes are behind.
-    while (!closed_ && frozen_.size() >= kMaxFrozen && flush_status_.ok() &&
-           options_.flusher != nullptr) {
-      flushed_.Wait(&mu_);
-    }
+    SHOAL_RETURN_IF_ERROR(AdmitLocked(/*may_wait=*/true));
     // Counted for the group commit only from here: a writer held back above
     // for a flush (a graph build) would make every gather wait it out.
     syncing.emplace(this);
-    if (closed_) return absl::FailedPreconditionError("database is closed");
-    if (frozen_.size() >= kMaxFrozen && !flush_status_.ok()) return flush_status_;
     SHOAL_ASSIGN_OR_RETURN(lsn, AppendPut(ids, rows, timed));
     MaybeFreezeLocked();
   }
@@ -443,6 +411,26 @@ absl::Status Shard::Put(std::span<const uint64_t> ids, std::span<const float* co
                             route_us, ",", put_timing.wal_us, ",", put_timing.memtable_us, ",",
                             end - before_sync, ",", end - start + route_us));
   return s;
+}
+
+absl::Status Shard::AdmitLocked(bool may_wait, bool* must_wait) {
+  while (true) {
+    if (closed_) return absl::FailedPreconditionError("database is closed");
+    if (frozen_.size() < kMaxFrozen) return absl::OkStatus();
+    // Without a flusher only Flush() builds segments: nothing to wait for.
+    if (options_.flusher == nullptr) return flush_status_;
+    if (!flush_status_.ok() && !flush_running_ && !flush_retry_scheduled_) {
+      // The last flush failed (a full disk, an I/O error).
+      if (std::chrono::steady_clock::now() < flush_retry_at_) return flush_status_;
+      flush_retry_scheduled_ = true;
+      ScheduleFlush();
+    }
+    if (!may_wait) {
+      *must_wait = true;
+      return absl::OkStatus();
+    }
+    flushed_.Wait(&mu_);
+  }
 }
 
 absl::Status Shard::Delete(std::span<const uint64_t> ids) {
@@ -503,6 +491,7 @@ absl::Status Shard::RunFlushes() {
     MutexLock lock(&mu_);
     while (flush_running_) flushed_.Wait(&mu_);
     flush_running_ = true;
+    flush_retry_scheduled_ = false;
   }
   absl::Status s;
   while (true) {
@@ -510,12 +499,22 @@ absl::Status Shard::RunFlushes() {
       MutexLock lock(&mu_);
       if (frozen_.empty() || closing_) break;
     }
-    s = FlushOldest();
+    try {
+      s = FlushOldest();
+    } catch (const std::bad_alloc&) {
+      s = absl::ResourceExhaustedError("out of memory while flushing a memtable");
+    }
     if (!s.ok()) break;
   }
   MutexLock lock(&mu_);
   flush_running_ = false;
   flush_status_ = s;
+  if (s.ok()) {
+    flush_backoff_ = kMinFlushBackoff;
+  } else {
+    flush_retry_at_ = std::chrono::steady_clock::now() + flush_backoff_;
+    flush_backoff_ = std::min(flush_backoff_ * 2, kMaxFlushBackoff);
+  }
   flushed_.SignalAll();
   return s;
 }

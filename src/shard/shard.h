@@ -23,8 +23,10 @@
 #ifndef SHOAL_SRC_SHARD_SHARD_H_
 #define SHOAL_SRC_SHARD_SHARD_H_
 
-#include <cstddef>
+#include <algorithm>
 #include <atomic>
+#include <cstddef>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -111,6 +113,26 @@ class Shard {
                                  std::span<const float* const> rows, int64_t route_us = 0);
   [[nodiscard]] absl::Status Delete(std::span<const uint64_t> ids);
 
+  // One shard's part of a batch over several shards (PutAcross).
+  struct BatchPart {
+    Shard* shard;
+    std::span<const uint64_t> ids;
+    std::span<const float* const> rows;  // as for Put
+  };
+  // Puts a batch over several shards of one collection (distinct, in
+  // increasing index order): either every part is stored or, when the call
+  // returns an error, none is. Every shard is checked first (closed, writes
+  // held back by a flush that failed) and room for every part's record is
+  // reserved, in each shard's log and in the commit log, before any record
+  // is finished. Only a sticky I/O failure met after that (a log sync that
+  // failed) can leave some parts stored, as it can any write. A part too
+  // large for one log record (over 256 MiB) is written by Put instead, part
+  // by part, each atomic on its own shard. `pool` (may be null) spreads the
+  // copies and memtable inserts over its threads.
+  [[nodiscard]] static absl::Status PutAcross(std::span<const BatchPart> parts,
+                                              ThreadPool* pool)
+      ABSL_NO_THREAD_SAFETY_ANALYSIS;  // locks every part's shard
+
   // Copies the newest live vector of `id` into *out. NotFound when absent or
   // deleted.
   [[nodiscard]] absl::Status Get(uint64_t id, std::vector<float>* out) const;
@@ -170,6 +192,16 @@ class Shard {
   ShardReport Report() const;
 
  private:
+  // A shard's part of a batch larger than this is split into several records
+  // (the record length field is 32 bits; smaller records also bound how much
+  // a torn write can drop).
+  static constexpr size_t kMaxRecordPayload = size_t{256} << 20;
+  static size_t RowsPerRecord(size_t dim) {
+    return std::max<size_t>(1, kMaxRecordPayload / (sizeof(uint64_t) + dim * sizeof(float)));
+  }
+  static constexpr std::chrono::milliseconds kMinFlushBackoff{10};
+  static constexpr std::chrono::milliseconds kMaxFlushBackoff{1000};
+
   // A frozen memtable: immutable, waiting to be flushed.
   struct Frozen {
     std::shared_ptr<const MemTable> mem;
@@ -183,7 +215,30 @@ class Shard {
   };
   // A consistent view of the sources for a reader.
   struct Snapshot;
-  class SyncingWriter;
+  // Counts a kAlways write call for the group commit of the log it waits
+  // for (WalWriter::WriterEnter): the commit log's when there is one.
+  class SyncingWriter {
+   public:
+    explicit SyncingWriter(Shard* shard)
+        : commit_(shard->options_.fsync == FsyncPolicy::kAlways ? shard->options_.commit_log
+                                                                : nullptr),
+          wal_(shard->options_.fsync == FsyncPolicy::kAlways && commit_ == nullptr
+                   ? shard->wal_.get()
+                   : nullptr) {
+      if (commit_ != nullptr) commit_->WriterEnter();
+      if (wal_ != nullptr) wal_->WriterEnter();
+    }
+    SyncingWriter(const SyncingWriter&) = delete;
+    SyncingWriter& operator=(const SyncingWriter&) = delete;
+    ~SyncingWriter() {
+      if (commit_ != nullptr) commit_->WriterExit();
+      if (wal_ != nullptr) wal_->WriterExit();
+    }
+
+   private:
+    wal::CommitLog* const commit_;
+    wal::WalWriter* const wal_;
+  };
   // Where the log is damaged: the valid prefix ends at `offset` of file
   // `numbers[file]`.
   struct Damage {
@@ -218,6 +273,14 @@ class Shard {
   absl::StatusOr<uint64_t> AppendPut(std::span<const uint64_t> ids,
                                      std::span<const float* const> rows, PutTiming* timing)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Back-pressure before a write: while flushes are behind (kMaxFrozen
+  // frozen memtables wait), waits for them, unless !may_wait: then sets
+  // *must_wait and returns OK. A failed flush is retried from here once its
+  // back-off has passed, so that writing resumes by itself once there is
+  // room again; until then (and when the retry fails too) the flush's error
+  // is returned. FailedPrecondition when the shard is closed.
+  absl::Status AdmitLocked(bool may_wait, bool* must_wait = nullptr)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Waits for the sync a kAlways write needs; then, with a commit log,
   // resets *syncing and runs a checkpoint when one is due.
   absl::Status AfterAppend(uint64_t lsn, std::optional<SyncingWriter>* syncing);
@@ -250,6 +313,11 @@ class Shard {
   uint64_t flushed_sequence_ ABSL_GUARDED_BY(mu_) = 0;
   bool flush_running_ ABSL_GUARDED_BY(mu_) = false;  // one flush at a time
   absl::Status flush_status_ ABSL_GUARDED_BY(mu_);   // last background failure
+  // After a failed flush, writers held back retry it from this time on
+  // (AdmitLocked); the back-off doubles with each failure, up to a second.
+  std::chrono::steady_clock::time_point flush_retry_at_ ABSL_GUARDED_BY(mu_);
+  std::chrono::milliseconds flush_backoff_ ABSL_GUARDED_BY(mu_){kMinFlushBackoff};
+  bool flush_retry_scheduled_ ABSL_GUARDED_BY(mu_) = false;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   bool closing_ ABSL_GUARDED_BY(mu_) = false;  // background flushes stop
   std::atomic<int> pending_tasks_{0};  // flush tasks queued on the flusher

@@ -2,7 +2,16 @@
 
 #include "util/background_worker.h"
 
+#include "util/start_thread.h"
+
 namespace shoal {
+
+absl::StatusOr<std::unique_ptr<BackgroundWorker>> BackgroundWorker::Create() {
+  std::unique_ptr<BackgroundWorker> worker(new BackgroundWorker(NoThread{}));
+  absl::Status s = StartThread(&worker->thread_, [w = worker.get()] { w->Loop(); });
+  if (!s.ok()) return s;
+  return worker;
+}
 
 BackgroundWorker::BackgroundWorker() : thread_([this] { Loop(); }) {}
 
@@ -12,7 +21,7 @@ BackgroundWorker::~BackgroundWorker() {
     stopping_ = true;
   }
   ready_.SignalAll();
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
 }
 
 void BackgroundWorker::Schedule(std::function<void()> task) {

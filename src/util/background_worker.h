@@ -12,7 +12,10 @@
 
 #include <deque>
 #include <functional>
+#include <memory>
 #include <thread>
+
+#include "absl/status/statusor.h"
 
 #include "util/mutex.h"
 
@@ -20,6 +23,9 @@ namespace shoal {
 
 class BackgroundWorker {
  public:
+  // ResourceExhaustedError when the system refuses the thread.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<BackgroundWorker>> Create();
+  // As Create, but aborts the process when the system refuses the thread.
   BackgroundWorker();
   BackgroundWorker(const BackgroundWorker&) = delete;
   BackgroundWorker& operator=(const BackgroundWorker&) = delete;
@@ -30,6 +36,8 @@ class BackgroundWorker {
   void Schedule(std::function<void()> task);
 
  private:
+  struct NoThread {};
+  explicit BackgroundWorker(NoThread) {}
   void Loop();
 
   Mutex mu_;

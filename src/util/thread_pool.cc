@@ -5,14 +5,32 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <exception>
 #include <memory>
+
+#include "util/start_thread.h"
+#include "util/status_macros.h"
 
 namespace shoal {
 
-ThreadPool::ThreadPool(size_t threads) {
+absl::StatusOr<std::unique_ptr<ThreadPool>> ThreadPool::Create(size_t threads) {
+  std::unique_ptr<ThreadPool> pool(new ThreadPool());
+  absl::Status s = pool->StartWorkers(threads);
+  if (!s.ok()) return s;  // the destructor joins those started
+  return pool;
+}
+
+ThreadPool::ThreadPool(size_t threads) { (void)StartWorkers(threads); }
+
+absl::Status ThreadPool::StartWorkers(size_t threads) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   workers_.reserve(threads);
-  for (size_t i = 0; i < threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+  for (size_t i = 0; i < threads; ++i) {
+    std::thread t;
+    SHOAL_RETURN_IF_ERROR(StartThread(&t, [this] { WorkerLoop(); }));
+    workers_.push_back(std::move(t));
+  }
+  return absl::OkStatus();
 }
 
 ThreadPool::~ThreadPool() {
@@ -63,15 +81,29 @@ void ThreadPool::ParallelFor(size_t n, const std::function<void(size_t)>& fn) {
     Mutex mu;
     CondVar finished;
     size_t done ABSL_GUARDED_BY(mu) = 0;
+    std::exception_ptr error ABSL_GUARDED_BY(mu);  // the first fn threw
   };
   auto state = std::make_shared<State>();
   // Helpers hold `state` (not the caller's frame) until they return; they only
   // touch `fn` for indices < n, all of which finish before ParallelFor does.
+  // An index whose fn threw counts as done, and so does every index not yet
+  // claimed then (claimed here, to skip it).
   auto work = [state, n, &fn] {
     size_t finished = 0;
-    for (size_t i; (i = state->next.fetch_add(1)) < n; ++finished) fn(i);
+    std::exception_ptr error;
+    for (size_t i; (i = state->next.fetch_add(1)) < n; ++finished) {
+      try {
+        fn(i);
+      } catch (...) {
+        error = std::current_exception();
+        ++finished;
+        finished += n - std::min(n, state->next.exchange(n));
+        break;
+      }
+    }
     if (finished > 0) {
       MutexLock lock(&state->mu);
+      if (error && !state->error) state->error = error;
       state->done += finished;
       if (state->done == n) state->finished.SignalAll();
     }
@@ -87,7 +119,10 @@ void ThreadPool::ParallelFor(size_t n, const std::function<void(size_t)>& fn) {
   while (true) {
     {
       MutexLock lock(&state->mu);
-      if (state->done == n) return;
+      if (state->done == n) {
+        if (state->error) std::rethrow_exception(state->error);
+        return;
+      }
     }
     if (!RunOne()) {
       MutexLock lock(&state->mu);

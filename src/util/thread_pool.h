@@ -10,17 +10,24 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "util/mutex.h"
 
 namespace shoal {
 
 class ThreadPool {
  public:
-  // `threads` workers; 0 means std::thread::hardware_concurrency().
+  // A pool of `threads` workers (0 means std::thread::hardware_concurrency()).
+  // ResourceExhaustedError when the system refuses one of them.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<ThreadPool>> Create(size_t threads);
+  // As Create, but a pool the system refuses some threads keeps those it got
+  // (with none, ParallelFor runs everything on the calling thread).
   explicit ThreadPool(size_t threads);
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -31,9 +38,15 @@ class ThreadPool {
   // Runs fn(0) .. fn(n-1), spread over the workers and the calling thread;
   // returns when all have finished. fn must be safe to call concurrently.
   // Safe to call from inside a task (the caller helps instead of waiting idle).
+  // When fn throws (std::bad_alloc), the indices not yet started are skipped
+  // and the first exception is rethrown on the calling thread, once every
+  // running call has returned.
   void ParallelFor(size_t n, const std::function<void(size_t)>& fn);
 
  private:
+  ThreadPool() = default;
+  // Starts `threads` workers; stops at the first the system refuses.
+  absl::Status StartWorkers(size_t threads);
   void WorkerLoop();
   // Runs one queued task if there is one. REQUIRES: mu_ not held.
   bool RunOne();

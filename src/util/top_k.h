@@ -22,7 +22,9 @@ inline bool Closer(const Neighbor& a, const Neighbor& b) {
 
 class TopK {
  public:
-  explicit TopK(size_t k) : k_(k) { heap_.reserve(k + 1); }
+  // Memory grows with what is pushed, not with k: a caller may ask for more
+  // neighbours than exist.
+  explicit TopK(size_t k) : k_(k) { heap_.reserve(std::min<size_t>(k, kReserveAtMost) + 1); }
 
   // The distance a candidate must beat (or tie with a smaller id) to enter.
   float threshold() const {
@@ -51,6 +53,8 @@ class TopK {
   }
 
  private:
+  static constexpr size_t kReserveAtMost = 1024;
+
   size_t k_;
   std::vector<Neighbor> heap_;  // max-heap under Closer: front is the farthest
 };

@@ -100,24 +100,46 @@ absl::Status CommitLog::Start(uint64_t number) {
 
 absl::StatusOr<uint64_t> CommitLog::Append(uint32_t shard, size_t record_bytes,
                                            absl::FunctionRef<std::string_view()> finish) {
+  const ShardRecord record{shard, record_bytes, finish};
+  return AppendAll({&record, 1});
+}
+
+absl::StatusOr<uint64_t> CommitLog::AppendAll(std::span<const ShardRecord> records) {
   MutexLock lock(&mu_);
   const uint64_t file = writer_->current_file_number();
-  // A begun record that is never finished takes no room: the next one
-  // starts at the same offset.
-  absl::StatusOr<char*> begun = writer_->BeginRecord(kShardRecordPrefix + record_bytes);
+  absl::Status status;
+  if (records.size() > 1) {
+    size_t bytes = 0;
+    for (const ShardRecord& r : records) {
+      bytes += AlignRecord(kRecordHeaderSize + kShardRecordPrefix + r.record_bytes);
+    }
+    status = writer_->ReserveRoom(bytes, records.size());
+  }
+  uint64_t lsn = 0;
+  for (size_t i = 0; i < records.size() && status.ok(); ++i) {
+    const ShardRecord& r = records[i];
+    // A begun record that is never finished takes no room: the next one
+    // starts at the same offset.
+    absl::StatusOr<char*> begun = writer_->BeginRecord(kShardRecordPrefix + r.record_bytes);
+    if (!begun.ok()) {
+      status = begun.status();
+      break;
+    }
+    char* const payload = *begun;
+    const std::string_view record = r.finish();
+    // Finished as begun: AlignRecord(header + payload) bytes.
+    assert(record.size() == r.record_bytes);
+    EncodeFixed32(payload, r.shard);
+    EncodeFixed32(payload + 4, 0);
+    std::memcpy(payload + kShardRecordPrefix, record.data(), record.size());
+    lsn = writer_->FinishRecord(RecordType::kShardRecord, 0, 1, 0);
+  }
   // Also when the new file then had no room for the record.
   if (writer_->current_file_number() != file) {
     checkpoint_due_.store(true, std::memory_order_release);
   }
-  SHOAL_RETURN_IF_ERROR(begun.status());
-  char* const payload = *begun;
-  const std::string_view record = finish();
-  // Finished as begun: AlignRecord(header + payload) bytes.
-  assert(record.size() == record_bytes);
-  EncodeFixed32(payload, shard);
-  EncodeFixed32(payload + 4, 0);
-  std::memcpy(payload + kShardRecordPrefix, record.data(), record.size());
-  return writer_->FinishRecord(RecordType::kShardRecord, 0, 1, 0);
+  SHOAL_RETURN_IF_ERROR(status);
+  return lsn;
 }
 
 uint64_t CommitLog::current_file_number() const {

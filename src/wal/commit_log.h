@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -92,6 +93,18 @@ class CommitLog {
   // position SyncTo takes. A failed sync of this log is sticky.
   [[nodiscard]] absl::StatusOr<uint64_t> Append(uint32_t shard, size_t record_bytes,
                                                 absl::FunctionRef<std::string_view()> finish);
+  // One shard record of AppendAll, as Append's arguments.
+  struct ShardRecord {
+    uint32_t shard;
+    size_t record_bytes;
+    absl::FunctionRef<std::string_view()> finish;
+  };
+  // Appends several shard records (one PutBatch over several shards), in
+  // order. Room for all of them is reserved first: on a full disk no
+  // `finish` is called. After that only a sticky failure (a failed sync) can
+  // stop it part way; the records whose `finish` ran are then in their shard
+  // logs and here. Returns the position SyncTo takes for all of them.
+  [[nodiscard]] absl::StatusOr<uint64_t> AppendAll(std::span<const ShardRecord> records);
 
   // Returns once every record up to `lsn` is durable (group commit).
   [[nodiscard]] absl::Status SyncTo(uint64_t lsn) { return writer_->SyncTo(lsn); }

@@ -124,6 +124,7 @@ absl::Status WalWriter::OpenFile(uint64_t number, size_t resume_offset,
     file_ = std::move(file);
     number_ = number;
     offset_ = resume_offset == 0 ? kFileHeaderSize : resume_offset;
+    reserved_ = offset_;
     file_end_.store(offset_, std::memory_order_release);
     file_durable_.store(offset_, std::memory_order_release);
   }
@@ -191,6 +192,7 @@ absl::Status WalWriter::RotateFor(size_t need) {
       file_ = std::move(next).value();
       number_ += 1;
       offset_ = kFileHeaderSize;
+      reserved_ = offset_;
       file_end_.store(offset_, std::memory_order_release);
       file_durable_.store(offset_, std::memory_order_release);  // the header was synced
     }
@@ -210,7 +212,7 @@ bool WalWriter::AppendSyncMarkIfDue(size_t then) {
   if (durable <= marked_ || offset_ + kMarkBytes + then > file_->capacity()) return false;
   // A mark is not worth failing a write for (a full disk with room for the
   // record alone): then the record goes without it.
-  if (!file_->Reserve(offset_ + kMarkBytes + then).ok()) return false;
+  if (!ReserveTo(offset_ + kMarkBytes + then).ok()) return false;
   char* h = file_->data() + offset_;
   EncodeFixed64(h + kRecordHeaderSize, durable);
   static_assert(kRecordHeaderSize + kSyncMarkPayload == kMarkBytes);
@@ -228,12 +230,33 @@ absl::StatusOr<uint64_t> WalWriter::Rotate() {
   return old;
 }
 
-absl::StatusOr<char*> WalWriter::BeginRecord(size_t payload_length) {
+absl::Status WalWriter::ReserveTo(size_t end) {
+  if (end <= reserved_) return absl::OkStatus();
+  SHOAL_RETURN_IF_ERROR(file_->Reserve(end));
+  reserved_ = end;
+  return absl::OkStatus();
+}
+
+absl::Status WalWriter::AppendStatus() {
   if (sync_failed_.load(std::memory_order_relaxed)) {
     MutexLock lock(&sync_mu_);
     return sync_status_;
   }
-  SHOAL_RETURN_IF_ERROR(append_status_);
+  return append_status_;
+}
+
+absl::Status WalWriter::ReserveRoom(size_t record_bytes, size_t records) {
+  SHOAL_RETURN_IF_ERROR(AppendStatus());
+  // A sync mark may go before each record, and one after the last.
+  const size_t need = record_bytes + records * kMarkBytes;
+  if (offset_ + need + kMarkBytes > file_->capacity()) {
+    SHOAL_RETURN_IF_ERROR(RotateFor(need + kMarkBytes));
+  }
+  return ReserveTo(offset_ + need + kMarkBytes);
+}
+
+absl::StatusOr<char*> WalWriter::BeginRecord(size_t payload_length) {
+  SHOAL_RETURN_IF_ERROR(AppendStatus());
   const size_t need = AlignRecord(kRecordHeaderSize + payload_length);
   // Room for a mark before the record when one is due, and after it.
   const size_t due = file_durable_.load(std::memory_order_acquire) > marked_ ? kMarkBytes : 0;
@@ -242,7 +265,7 @@ absl::StatusOr<char*> WalWriter::BeginRecord(size_t payload_length) {
   }
   // A full file system fails here, before any byte is stored.
   if (!AppendSyncMarkIfDue(need)) {
-    SHOAL_RETURN_IF_ERROR(file_->Reserve(offset_ + need));  // else reserved with the mark
+    SHOAL_RETURN_IF_ERROR(ReserveTo(offset_ + need));  // else reserved with the mark
   }
   pending_payload_ = payload_length;
   return file_->data() + offset_ + kRecordHeaderSize;

@@ -81,6 +81,12 @@ class WalWriter {
   // failure to sync or close the old file, or a failed SyncTo, is sticky:
   // this and every later call return it.
   [[nodiscard]] absl::StatusOr<char*> BeginRecord(size_t payload_length);
+  // Makes room for the next `records` records, `record_bytes` in all (each
+  // AlignRecord(kRecordHeaderSize + payload)): starts a new file when the
+  // current one is too small and reserves their storage, so that their
+  // BeginRecord calls cannot fail for room (only for a sticky failure). A
+  // full file system is ResourceExhaustedError, and nothing is stored.
+  [[nodiscard]] absl::Status ReserveRoom(size_t record_bytes, size_t records);
   // Closes the current file (synced) and continues in the next one. Returns
   // the number of the file closed: every record appended so far is in files
   // up to it.
@@ -126,6 +132,10 @@ class WalWriter {
   absl::Status SyncCurrentFile();
   // Starts the next file, big enough for a record of `need` bytes.
   absl::Status RotateFor(size_t need);
+  // The sticky failure every append returns, or OK.
+  absl::Status AppendStatus();
+  // file_->Reserve(end), unless this file is reserved that far already.
+  absl::Status ReserveTo(size_t end);
   // Appends a sync mark (wal_format.h) when a sync made more of the current
   // file durable than the last mark says and the file has room for the mark
   // and `then` bytes after it (reserved with it). Returns whether it did.
@@ -146,6 +156,7 @@ class WalWriter {
   // Guarded by the caller's serialization (see class comment).
   uint64_t number_ = 0;
   size_t offset_ = 0;          // next record starts here, in the current file
+  size_t reserved_ = 0;        // the current file's storage is reserved up to here
   size_t pending_payload_ = 0; // payload length of the record being built
   bool direct_ = false;        // files are opened with OpenDirect (after the first try)
   size_t prefaulted_ = 0;      // faulting-in requested up to here (current file)

@@ -1,0 +1,174 @@
+// Copyright 2026 The shoal Authors.
+//
+// Shard::PutAcross: one PutBatch over several shards, all of it or none.
+//
+// The steps, each over every part before the next begins:
+//   1. admit: back-pressure waited out shard by shard (no other shard's lock
+//      held: the flusher is shared, and a flush of one shard may queue
+//      behind another's), then every shard locked in index order (so
+//      batches never deadlock) and checked again without waiting;
+//   2. begin: each part's record begun in its shard's log (room reserved,
+//      payload stored); a failure here leaves every log as it was, since a
+//      record begun and not finished takes no room;
+//   3. finish: with a commit log, room for all the copies reserved there
+//      first (CommitLog::AppendAll), then each shard's record finished and
+//      copied; without, each record finished;
+//   4. apply: the finished parts go into their memtables; unlock;
+//   5. sync, under kAlways: one sync of the commit log, or each shard's log.
+
+#include <cstring>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "absl/cleanup/cleanup.h"
+#include "shard/shard.h"
+#include "util/status_macros.h"
+
+namespace shoal {
+namespace {
+
+// Below this many floats the copies run on the calling thread: handing work
+// to the pool costs more than it saves.
+constexpr size_t kParallelFloats = 1 << 16;
+
+}  // namespace
+
+absl::Status Shard::PutAcross(std::span<const BatchPart> parts, ThreadPool* pool) {
+  if (parts.empty()) return absl::OkStatus();
+  const ShardOptions& options = parts.front().shard->options_;
+  const size_t dim = options.dim;
+  size_t floats = 0;
+  bool one_record_each = true;
+  for (const BatchPart& p : parts) {
+    floats += p.ids.size() * dim;
+    one_record_each &= p.ids.size() <= RowsPerRecord(dim);
+  }
+  if (!one_record_each) {
+    // Parts over kMaxRecordPayload take several records each: written part
+    // by part (docs/guarantees.md names this exception).
+    for (const BatchPart& p : parts) SHOAL_RETURN_IF_ERROR(p.shard->Put(p.ids, p.rows));
+    return absl::OkStatus();
+  }
+  if (floats < kParallelFloats) pool = nullptr;
+  auto for_each_part = [&](const std::function<void(size_t)>& fn) {
+    if (pool != nullptr) {
+      pool->ParallelFor(parts.size(), fn);
+    } else {
+      for (size_t i = 0; i < parts.size(); ++i) fn(i);
+    }
+  };
+
+  // 1. Admit.
+  wal::CommitLog* const commit = options.commit_log;
+  std::vector<std::optional<SyncingWriter>> syncing(parts.size());
+  auto unlock_all = [&] {
+    for (const BatchPart& p : parts) p.shard->mu_.Unlock();
+  };
+  while (true) {
+    for (const BatchPart& p : parts) {
+      MutexLock lock(&p.shard->mu_);
+      SHOAL_RETURN_IF_ERROR(p.shard->AdmitLocked(/*may_wait=*/true));
+    }
+    for (const BatchPart& p : parts) p.shard->mu_.Lock();
+    bool must_wait = false;
+    absl::Status admitted;
+    for (const BatchPart& p : parts) {
+      if (admitted.ok() && !must_wait) admitted = p.shard->AdmitLocked(false, &must_wait);
+    }
+    if (admitted.ok() && !must_wait) break;
+    unlock_all();
+    SHOAL_RETURN_IF_ERROR(admitted);
+  }
+  // Every shard is locked from here until the parts are applied (also when
+  // an allocation throws on the way).
+  bool locked = true;
+  absl::Cleanup unlock_on_exit = [&] {
+    if (locked) unlock_all();
+  };
+  // Counted for the group commit from here (as in Put): one writer of the
+  // commit log, or of each shard's log.
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (commit == nullptr || i == 0) syncing[i].emplace(parts[i].shard);
+  }
+
+  // 2. Begin.
+  std::vector<char*> payloads(parts.size());
+  for (size_t i = 0; i < parts.size(); ++i) {
+    absl::StatusOr<char*> begun =
+        parts[i].shard->wal_->BeginRecord(wal::PutPayloadSize(parts[i].ids.size(), dim));
+    if (!begun.ok()) return begun.status();
+    payloads[i] = *begun;
+  }
+  const size_t row_bytes = dim * sizeof(float);
+  for_each_part([&](size_t i) {
+    const BatchPart& p = parts[i];
+    std::memcpy(payloads[i], p.ids.data(), p.ids.size() * sizeof(uint64_t));
+    char* out = payloads[i] + p.ids.size() * sizeof(uint64_t);
+    for (size_t r = 0; r < p.ids.size(); ++r) {
+      std::memcpy(out + r * row_bytes, p.rows[r], row_bytes);
+    }
+  });
+
+  // 3. Finish.
+  std::vector<uint64_t> lsns(parts.size(), 0);
+  std::vector<bool> finished(parts.size(), false);
+  auto finish = [&](size_t i) {
+    Shard* shard = parts[i].shard;
+    lsns[i] = shard->wal_->FinishRecord(wal::RecordType::kPut, shard->next_sequence_,
+                                        static_cast<uint32_t>(parts[i].ids.size()),
+                                        static_cast<uint32_t>(dim));
+    finished[i] = true;
+  };
+  absl::Status status;
+  uint64_t commit_lsn = 0;
+  if (commit != nullptr) {
+    // The callables the records refer to outlive AppendAll.
+    std::vector<std::function<std::string_view()>> finishers;
+    finishers.reserve(parts.size());
+    std::vector<wal::CommitLog::ShardRecord> records;
+    records.reserve(parts.size());
+    for (size_t i = 0; i < parts.size(); ++i) {
+      finishers.push_back([&, i] {
+        finish(i);
+        return parts[i].shard->wal_->last_record();
+      });
+      records.push_back({parts[i].shard->options_.index,
+                         wal::AlignRecord(wal::kRecordHeaderSize +
+                                          wal::PutPayloadSize(parts[i].ids.size(), dim)),
+                         finishers.back()});
+    }
+    absl::StatusOr<uint64_t> appended = commit->AppendAll(records);
+    if (appended.ok()) {
+      commit_lsn = *appended;
+    } else {
+      status = appended.status();
+    }
+  } else {
+    for (size_t i = 0; i < parts.size(); ++i) finish(i);
+  }
+
+  // 4. Apply what was finished: the memtables hold what the logs hold.
+  for_each_part([&](size_t i) {
+    if (!finished[i]) return;
+    Shard* shard = parts[i].shard;
+    const BatchPart& p = parts[i];
+    shard->next_sequence_ += p.ids.size();
+    if (p.ids.size() > 1) shard->active_->Reserve(p.ids.size());
+    for (size_t r = 0; r < p.ids.size(); ++r) shard->active_->Put(p.ids[r], p.rows[r]);
+  });
+  for (const BatchPart& p : parts) p.shard->MaybeFreezeLocked();
+  unlock_all();
+  locked = false;
+  SHOAL_RETURN_IF_ERROR(status);
+
+  // 5. Sync.
+  if (options.fsync != FsyncPolicy::kAlways) return absl::OkStatus();
+  if (commit != nullptr) return parts.front().shard->AfterAppend(commit_lsn, &syncing.front());
+  std::vector<absl::Status> synced(parts.size());
+  for_each_part([&](size_t i) { synced[i] = parts[i].shard->AfterAppend(lsns[i], &syncing[i]); });
+  for (const absl::Status& s : synced) SHOAL_RETURN_IF_ERROR(s);
+  return absl::OkStatus();
+}
+
+}  // namespace shoal
