@@ -15,6 +15,7 @@
 #include "testutil/fault_injection_fs.h"
 #include "testutil/temp_dir.h"
 #include "util/coding.h"
+#include "version/filename.h"
 #include "util/file_system.h"
 #include "util/hash.h"
 #include "wal/wal_reader.h"

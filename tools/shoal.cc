@@ -23,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "dataset/dataset_reader.h"
 #include "db/inspect.h"
+#include "version/filename.h"
 #include "fmt/format.h"
 #include "shoal/shoal.h"
 #include "util/coding.h"
@@ -220,7 +221,7 @@ int DumpWal(const std::vector<char*>& args) {
   const std::string path = args[1];
   uint64_t number = 0;
   const std::string base = path.substr(path.find_last_of('/') + 1);
-  if (!shoal::wal::ParseWalFileName(base, &number)) {
+  if (!shoal::ParseWalFileName(base, &number)) {
     fmt::print(stderr, "shoal: dump-wal: '{}' is not named wal-<number>.log\n", path);
     return kUsage;
   }

@@ -27,6 +27,7 @@
 #include "util/background_worker.h"
 #include "util/file_system.h"
 #include "wal/wal_format.h"
+#include "version/filename.h"
 #include "wal/wal_writer.h"
 
 namespace shoal_bench {
@@ -87,7 +88,7 @@ void BM_WalAppend(benchmark::State& state) {
     }
     if (rotates) {
       if (pages != 2) state.PauseTiming();
-      CheckOk(fs->RemoveFile(shoal::JoinPath(dir.path(), shoal::wal::WalFileName(old_file))),
+      CheckOk(fs->RemoveFile(shoal::JoinPath(dir.path(), shoal::WalFileName(old_file))),
               "remove WAL file");
       offset = shoal::wal::kFileHeaderSize;
       state.ResumeTiming();

@@ -13,6 +13,7 @@
 #include "util/debug_timing.h"
 #include "util/hash.h"
 #include "util/status_macros.h"
+#include "version/filename.h"
 
 namespace shoal {
 namespace {
@@ -48,32 +49,24 @@ absl::StatusOr<std::unique_ptr<Collection>> Collection::Open(
   c->shards_.resize(options.shard_count);
   std::vector<absl::Status> status(options.shard_count);
   context.pool->ParallelFor(options.shard_count, [&](size_t i) {
-    const Options& db = context.db_options;
     ShardOptions so;
-    so.collection = c->name_;
+    so.db = context.db_options;
+    so.collection = options;
+    so.collection_name = c->name_;
     so.collection_incarnation = context.incarnation;
     so.index = static_cast<uint32_t>(i);
-    so.dim = options.dim;
-    so.metric = options.metric;
-    so.graph = options.graph;
-    so.fsync = db.fsync;
-    so.salvage_corrupt_wal = db.salvage_corrupt_wal;
-    so.wal_file_bytes = db.wal_file_bytes;
-    so.direct_io_log = db.direct_io_log;
     // Only kAlways writes gather; the others would only bounce the
     // counters' cache line between the shards' writers.
-    so.group_commit = db.fsync == FsyncPolicy::kAlways ? &c->group_commit_ : nullptr;
+    so.group_commit =
+        context.db_options.fsync == FsyncPolicy::kAlways ? &c->group_commit_ : nullptr;
     so.commit_log = c->commit_log_.get();
-    so.arena_block_bytes = db.arena_block_bytes;
-    so.memtable_bytes = db.memtable_bytes;
-    so.preallocate = db.preallocate;
     so.prefaulter = context.prefaulter;
     so.flusher = context.flusher;
     so.pool = context.pool;
     so.manifest = context.manifest;
     if (i < shards.size()) so.meta = shards[i];
     absl::StatusOr<std::unique_ptr<Shard>> shard =
-        Shard::Open(context.fs, JoinPath(dir, absl::StrCat("shard-", i)), so);
+        Shard::Open(context.fs, JoinPath(dir, ShardDirName(static_cast<uint32_t>(i))), so);
     if (shard.ok()) {
       c->shards_[i] = std::move(shard).value();
     } else {
@@ -88,7 +81,7 @@ absl::StatusOr<std::unique_ptr<Collection>> Collection::Open(
   return c;
 }
 
-std::string Collection::CommitLogDir() const { return JoinPath(dir_, wal::kCommitLogDir); }
+std::string Collection::CommitLogDir() const { return JoinPath(dir_, kCommitLogDir); }
 
 absl::Status Collection::RecoverCommitLog(bool salvage) {
   const std::string dir = CommitLogDir();
@@ -260,19 +253,25 @@ absl::Status Collection::BulkLoad(std::span<const uint64_t> ids,
     parts.push_back(std::move(part).value());
     part_shard.push_back(s);
   }
+  if (!status.ok()) {
+    // Built parts are in no manifest: their files go.
+    for (size_t j = 0; j < parts.size(); ++j) shards_[part_shard[j]]->DiscardBulk(parts[j]);
+    return status;
+  }
   std::vector<ShardEdit> edits;
-  for (size_t j = 0; j < parts.size() && status.ok(); ++j) {
+  std::vector<std::string> added;
+  for (size_t j = 0; j < parts.size(); ++j) {
     ShardEdit edit;
     edit.shard = part_shard[j];
     edit.add.push_back(parts[j].meta);
     edits.push_back(std::move(edit));
+    added.push_back(parts[j].path);
   }
-  if (status.ok()) status = manifest_->Apply(name_, incarnation_, edits);
+  status = PublishSegments(fs_, manifest_, name_, incarnation_, edits, added);
   if (!status.ok()) {
-    // In doubt, MANIFEST may name the files: they stay.
-    const bool keep_files = ManifestWriteInDoubt(status);
+    // PublishSegments removed the files, or kept them when in doubt.
     for (size_t j = 0; j < parts.size(); ++j) {
-      shards_[part_shard[j]]->DiscardBulk(parts[j], keep_files);
+      shards_[part_shard[j]]->DiscardBulk(parts[j], /*keep_file=*/true);
     }
     return status;
   }

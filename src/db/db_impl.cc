@@ -9,10 +9,11 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "db/manifest_editor.h"
+#include "version/manifest_editor.h"
 #include "db/validate.h"
 #include "util/start_thread.h"
 #include "util/status_macros.h"
+#include "version/filename.h"
 #include "util/string_view.h"
 
 namespace shoal {
@@ -95,7 +96,7 @@ absl::Status DBImpl::Open() {
   } else {
     SHOAL_ASSIGN_OR_RETURN(std::vector<std::string> names, fs_->ListDir(path_));
     for (const std::string& name : names) {
-      if (name != kLockFile && name != absl::StrCat(AsAbsl(kManifestFile), ".tmp")) {
+      if (name != kLockFile && name != TempFileName(kManifestFile)) {
         return absl::FailedPreconditionError(absl::StrCat(
             "directory ", path_, " is not empty and holds no shoal database (no ",
             AsAbsl(kManifestFile), "; found '", name, "')"));

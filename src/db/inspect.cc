@@ -8,7 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "db/db_impl.h"
-#include "db/manifest.h"
+#include "version/filename.h"
+#include "version/manifest.h"
 #include "segment/segment.h"
 #include "util/coding.h"
 #include "util/status_macros.h"
@@ -75,7 +76,7 @@ bool CheckLogFiles(FileSystem* fs, const std::string& dir, uint32_t shard, uint3
   std::sort(names->begin(), names->end());
   for (const std::string& name : *names) {
     uint64_t number;
-    if (wal::ParseWalFileName(name, &number)) {
+    if (ParseWalFileName(name, &number)) {
       CheckLogFile(fs, JoinPath(dir, name), shard, number, dim, report);
     }
   }
@@ -99,10 +100,10 @@ absl::StatusOr<VerifyReport> VerifyDatabase(FileSystem* fs, const std::string& p
   }
   for (const CollectionMeta& c : manifest->collections) {
     for (uint32_t s = 0; s < c.options.shard_count; ++s) {
-      const std::string dir = JoinPath(JoinPath(path, c.name), absl::StrCat("shard-", s));
+      const std::string dir = JoinPath(JoinPath(path, c.name), ShardDirName(s));
       if (!CheckLogFiles(fs, dir, s, c.options.dim, &report)) continue;
       for (const SegmentMeta& seg : c.shards[s].segments) {
-        const std::string seg_path = JoinPath(dir, absl::StrFormat("seg-%06d.vamana", seg.number));
+        const std::string seg_path = JoinPath(dir, SegmentFileName(seg.number));
         absl::StatusOr<std::shared_ptr<Segment>> segment =
             Segment::Open(fs, seg_path, c.options.dim, c.options.metric);
         absl::Status status = segment.status();
@@ -114,7 +115,7 @@ absl::StatusOr<VerifyReport> VerifyDatabase(FileSystem* fs, const std::string& p
       }
     }
     // The commit log (kAlways): files a crash left, for Open to replay.
-    (void)CheckLogFiles(fs, JoinPath(JoinPath(path, c.name), wal::kCommitLogDir),
+    (void)CheckLogFiles(fs, JoinPath(JoinPath(path, c.name), kCommitLogDir),
                         wal::kCommitLogShard, c.options.dim, &report);
   }
   return report;

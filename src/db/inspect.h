@@ -11,21 +11,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "shard/shard_report.h"
 #include "shoal/db.h"
 #include "util/file_system.h"
 
 namespace shoal {
-
-struct ShardReport {
-  uint32_t index = 0;
-  uint64_t memtable_bytes = 0;    // active + frozen memtables
-  uint64_t frozen_memtables = 0;
-  uint64_t segments = 0;
-  uint64_t segment_vectors = 0;   // vectors stored in segments (all versions)
-  uint64_t deleted = 0;           // tombstones in memtables and segments
-  uint64_t wal_files = 0;
-  uint64_t wal_bytes = 0;
-};
 
 struct CollectionReport {
   std::string name;

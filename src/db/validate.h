@@ -1,6 +1,7 @@
 // Copyright 2026 The shoal Authors.
 //
-// Checks of caller input. Each returns InvalidArgumentError with a message
+// Checks of caller input (the rules of collections themselves are in
+// version/validate_collection.h). Each returns InvalidArgumentError with a message
 // that names the problem (and the offending row or position), or OK.
 
 #ifndef SHOAL_SRC_DB_VALIDATE_H_
@@ -13,22 +14,13 @@
 
 #include "absl/status/status.h"
 #include "shoal/options.h"
+#include "version/validate_collection.h"
 
 namespace shoal {
 
-inline constexpr uint32_t kMaxDim = 4096;
-inline constexpr uint32_t kMaxShards = 256;
-inline constexpr size_t kMaxCollectionName = 128;
-// GraphOptions::build_list_size: a build's candidate lists never hold more
-// nodes than the segment has, and a list this long already makes a build
-// explore most of a segment of a million vectors.
-inline constexpr uint32_t kMaxBuildListSize = 16384;
 // Options::worker_threads.
 inline constexpr uint32_t kMaxWorkerThreads = 1024;
 
-absl::Status ValidateCollectionName(std::string_view name);
-// Checks dim, metric, shard_count (0 allowed: resolved later) and graph options.
-absl::Status ValidateCollectionOptions(const CollectionOptions& options);
 absl::Status ValidateOptions(const Options& options);
 // n rows of dim floats in `vectors`, all finite, and under kL2 and
 // kInnerProduct each with a squared norm of at most kMaxSquaredNorm (so that

@@ -206,7 +206,7 @@ absl::Status BuildSegment(FileSystem* fs, ThreadPool* pool, const std::string& p
   h.build_list_size = options.graph.build_list_size;
   h.alpha = options.graph.alpha;
 
-  const std::string tmp = path + ".tmp";
+  const std::string tmp = path + std::string(kTempSuffix);
   SHOAL_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, fs->NewWritableFile(tmp));
   absl::Status s = WriteFile(file.get(), contents, nodes, h, graph, entries);
   file.reset();

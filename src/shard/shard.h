@@ -1,14 +1,7 @@
 // Copyright 2026 The shoal Authors.
 //
-// One shard of a collection: its write-ahead log, its memtables and its
-// segments.
-//
-// Sources and versions. A shard's data lives in sources: the active memtable
-// (takes writes), frozen memtables (full, waiting to become segments) and
-// segments (immutable Vamana graph files). Every write takes the next sequence
-// number of the shard; each source holds a range of sequence numbers and the
-// ranges never overlap, so for any id the source with the highest range that
-// holds it (as a vector or a tombstone) has its newest version.
+// One shard of a collection: its write-ahead log, its active memtable and
+// its other sources (frozen memtables and segments, version/source_set.h).
 //
 // Writes: appended to the log and applied to the active memtable under the
 // shard mutex (log order = apply order). A memtable that passes
@@ -18,6 +11,13 @@
 // With kAlways a writer waits for the log sync after releasing the mutex, so
 // concurrent writers share one fdatasync.
 //
+// The class's work is spread over files by job: shard.cc (open, close,
+// statistics), shard_recovery.cc (log replay, salvage, the commit log's
+// records), shard_write.cc (puts, deletes, back-pressure, freezing),
+// shard_batch.cc (a batch over several shards), shard_flush.cc (flushes,
+// bulk loads, compaction: every way a segment is published) and
+// shard_read.cc (Get, Search).
+//
 // Thread-safe.
 
 #ifndef SHOAL_SRC_SHARD_SHARD_H_
@@ -25,14 +25,13 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstddef>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
-#include <span>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -40,33 +39,35 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "db/inspect.h"
-#include "db/manifest_editor.h"
 #include "memtable/memtable.h"
 #include "segment/segment.h"
+#include "shard/shard_report.h"
 #include "shoal/options.h"
 #include "util/background_worker.h"
+#include "util/debug_timing.h"
 #include "util/file_system.h"
 #include "util/mutex.h"
 #include "util/thread_pool.h"
 #include "util/top_k.h"
+#include "version/manifest_editor.h"
+#include "version/source_set.h"
 #include "wal/commit_log.h"
 #include "wal/wal_reader.h"
 #include "wal/wal_writer.h"
 
 namespace shoal {
 
+// What a shard is opened with: its database's and its collection's options
+// as they are (no field copied), who it is, and what it shares with the
+// other shards of its database (pointers not owned; they outlive it).
 struct ShardOptions {
-  std::string collection;
+  Options db;                      // fsync, logs, memtables, salvage
+  CollectionOptions collection;    // dim, metric, graph (shard_count resolved)
+  std::string collection_name;
   uint64_t collection_incarnation = 0;  // for ManifestEditor::Apply
-  uint32_t index = 0;  // this shard's number within its collection
-  uint32_t dim = 0;
-  Metric metric = Metric::kL2;
-  GraphOptions graph;
-  FsyncPolicy fsync = FsyncPolicy::kNever;
-  bool salvage_corrupt_wal = false;
-  size_t wal_file_bytes = 64 << 20;
-  bool direct_io_log = true;  // Options::direct_io_log
+  uint32_t index = 0;              // this shard's number within its collection
+  ShardMeta meta;                  // this shard's entry in the manifest
+
   // Shared by the collection's shards (group commit); may be null.
   wal::GroupCommitCounters* group_commit = nullptr;
   // kAlways with Options::collection_commit_log: the collection's commit log,
@@ -74,16 +75,12 @@ struct ShardOptions {
   // to it too, and a write waits for its sync instead of this
   // shard's log's, which is then mapped (commit_log.h). May be null.
   wal::CommitLog* commit_log = nullptr;
-  size_t arena_block_bytes = 4 << 20;
-  size_t memtable_bytes = 64 << 20;
-  bool preallocate = false;
   // Faults in log space and arena blocks ahead of writers; may be null.
   BackgroundWorker* prefaulter = nullptr;
   // Runs flushes; may be null (then only Flush() builds segments, inline).
   BackgroundWorker* flusher = nullptr;
   ThreadPool* pool = nullptr;           // threads for graph builds
   ManifestEditor* manifest = nullptr;   // REQUIRED
-  ShardMeta meta;                       // this shard's entry in the manifest
 };
 
 // What recovery found, for logs and tests.
@@ -163,6 +160,7 @@ class Shard {
     uint64_t sequence = 0;
     uint64_t number = 0;   // segment file number
     std::shared_ptr<Segment> segment;
+    std::string path;      // of the segment file, once built
     SegmentMeta meta;
   };
   [[nodiscard]] absl::StatusOr<BulkPart> PrepareBulk();
@@ -199,30 +197,21 @@ class Shard {
   static size_t RowsPerRecord(size_t dim) {
     return std::max<size_t>(1, kMaxRecordPayload / (sizeof(uint64_t) + dim * sizeof(float)));
   }
+  // Writers wait while this many memtables wait to be flushed: memory stays
+  // bounded when writes outpace graph builds.
+  static constexpr size_t kMaxFrozen = 2;
   static constexpr std::chrono::milliseconds kMinFlushBackoff{10};
   static constexpr std::chrono::milliseconds kMaxFlushBackoff{1000};
 
-  // A frozen memtable: immutable, waiting to be flushed.
-  struct Frozen {
-    std::shared_ptr<const MemTable> mem;
-    uint64_t min_sequence;
-    uint64_t max_sequence;
-    uint64_t last_wal_number;  // its records are in log files <= this
-  };
-  struct SegmentSource {
-    std::shared_ptr<Segment> segment;
-    SegmentMeta meta;
-  };
-  // A consistent view of the sources for a reader.
-  struct Snapshot;
   // Counts a kAlways write call for the group commit of the log it waits
   // for (WalWriter::WriterEnter): the commit log's when there is one.
   class SyncingWriter {
    public:
     explicit SyncingWriter(Shard* shard)
-        : commit_(shard->options_.fsync == FsyncPolicy::kAlways ? shard->options_.commit_log
-                                                                : nullptr),
-          wal_(shard->options_.fsync == FsyncPolicy::kAlways && commit_ == nullptr
+        : commit_(shard->options_.db.fsync == FsyncPolicy::kAlways
+                      ? shard->options_.commit_log
+                      : nullptr),
+          wal_(shard->options_.db.fsync == FsyncPolicy::kAlways && commit_ == nullptr
                    ? shard->wal_.get()
                    : nullptr) {
       if (commit_ != nullptr) commit_->WriterEnter();
@@ -248,8 +237,12 @@ class Shard {
   };
 
   Shard(FileSystem* fs, std::string dir, const ShardOptions& options);
+  uint32_t dim() const { return options_.collection.dim; }
+  Metric metric() const { return options_.collection.metric; }
   std::unique_ptr<MemTable> NewMemTable() const;
   std::string SegmentPath(uint64_t number) const;
+
+  // ---- shard_recovery.cc ----
   absl::Status OpenSegments();
   absl::Status Recover();
   absl::Status ReplayLog(const std::vector<uint64_t>& numbers, Damage* damage,
@@ -257,12 +250,8 @@ class Shard {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status ApplyRecord(const wal::RecordView& r, uint64_t file_number)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Appends one record and applies it.
-  // With timing, adds the microseconds spent in the log and the memtable.
-  struct PutTiming {
-    int64_t wal_us = 0;
-    int64_t memtable_us = 0;
-  };
+
+  // ---- shard_write.cc ----
   // Appends a record of `payload_length` bytes, written by `fill`, to the
   // log and, with a commit log, to it. Returns the position AfterAppend
   // syncs to.
@@ -270,8 +259,12 @@ class Shard {
                                         size_t payload_length,
                                         absl::FunctionRef<void(char*)> fill)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Appends the puts (one record per RowsPerRecord rows) and applies them.
+  // With timing, adds the microseconds spent in the log and the memtable to
+  // *wal_us and *memtable_us.
   absl::StatusOr<uint64_t> AppendPut(std::span<const uint64_t> ids,
-                                     std::span<const float* const> rows, PutTiming* timing)
+                                     std::span<const float* const> rows, timing::Scope* timing,
+                                     int64_t* wal_us, int64_t* memtable_us)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Back-pressure before a write: while flushes are behind (kMaxFrozen
   // frozen memtables wait), waits for them, unless !may_wait: then sets
@@ -288,12 +281,30 @@ class Shard {
   // new file; schedules a flush.
   absl::Status FreezeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void MaybeFreezeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Makes the active memtable a frozen source holding sequences up to
+  // `max_sequence`, whose records are in log files <= last_wal_number, and
+  // starts a new one.
+  void PushActiveLocked(uint64_t max_sequence, uint64_t last_wal_number)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // ---- shard_flush.cc ----
   void ScheduleFlush() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Flushes frozen memtables, oldest first, until none is left (one runner
   // at a time). Records a failure in flush_status_.
   absl::Status RunFlushes();
   // Turns the oldest frozen memtable into a segment. OK when none is left.
   absl::Status FlushOldest();
+  // Builds `contents` into segment file `number` and opens it. On error the
+  // file is gone.
+  absl::StatusOr<std::shared_ptr<Segment>> WriteSegment(uint64_t number,
+                                                        const SegmentContents& contents,
+                                                        SegmentBuildStats* stats = nullptr);
+  // The segment holding `ids` (rows of dim floats) with their sequences, and
+  // tombstones (ids, sequences), in this shard's shape.
+  SegmentContents Contents(std::span<const uint64_t> ids, std::span<const uint64_t> sequences,
+                           const float* vectors,
+                           std::span<const uint64_t> tombstone_ids = {},
+                           std::span<const uint64_t> tombstone_sequences = {}) const;
   // Removes log files <= number (all flushed).
   void RemoveLogFilesUpTo(uint64_t number);
 
@@ -307,8 +318,7 @@ class Shard {
   std::unique_ptr<wal::WalWriter> wal_;  // set by Open; closed by Close
   std::shared_ptr<MemTable> active_ ABSL_GUARDED_BY(mu_);
   uint64_t active_min_sequence_ ABSL_GUARDED_BY(mu_) = 1;
-  std::deque<Frozen> frozen_ ABSL_GUARDED_BY(mu_);  // oldest first
-  std::vector<SegmentSource> segments_ ABSL_GUARDED_BY(mu_);  // by sequence, oldest first
+  SourceSet sources_ ABSL_GUARDED_BY(mu_);  // frozen memtables and segments
   uint64_t next_sequence_ ABSL_GUARDED_BY(mu_) = 1;
   uint64_t flushed_sequence_ ABSL_GUARDED_BY(mu_) = 0;
   bool flush_running_ ABSL_GUARDED_BY(mu_) = false;  // one flush at a time
@@ -325,6 +335,18 @@ class Shard {
   std::multiset<uint64_t> pending_bulk_ ABSL_GUARDED_BY(mu_);
   Mutex compact_mu_;  // one compaction at a time
 };
+
+// Records `edits` (one per shard of `collection`, each adding the segment
+// files in `added`, paths) in the manifest in one durable write: the one way
+// segments are published (flush, compaction, a bulk load of every shard).
+// On error none of it is in effect and the added files are removed, unless
+// the write is in doubt (ManifestWriteInDoubt): then either manifest may
+// name them, and they stay.
+[[nodiscard]] absl::Status PublishSegments(FileSystem* fs, ManifestEditor* manifest,
+                                           const std::string& collection,
+                                           uint64_t incarnation,
+                                           std::span<const ShardEdit> edits,
+                                           std::span<const std::string> added);
 
 }  // namespace shoal
 

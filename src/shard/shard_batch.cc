@@ -37,7 +37,7 @@ constexpr size_t kParallelFloats = 1 << 16;
 absl::Status Shard::PutAcross(std::span<const BatchPart> parts, ThreadPool* pool) {
   if (parts.empty()) return absl::OkStatus();
   const ShardOptions& options = parts.front().shard->options_;
-  const size_t dim = options.dim;
+  const size_t dim = options.collection.dim;
   size_t floats = 0;
   bool one_record_each = true;
   for (const BatchPart& p : parts) {
@@ -163,7 +163,7 @@ absl::Status Shard::PutAcross(std::span<const BatchPart> parts, ThreadPool* pool
   SHOAL_RETURN_IF_ERROR(status);
 
   // 5. Sync.
-  if (options.fsync != FsyncPolicy::kAlways) return absl::OkStatus();
+  if (options.db.fsync != FsyncPolicy::kAlways) return absl::OkStatus();
   if (commit != nullptr) return parts.front().shard->AfterAppend(commit_lsn, &syncing.front());
   std::vector<absl::Status> synced(parts.size());
   for_each_part([&](size_t i) { synced[i] = parts[i].shard->AfterAppend(lsns[i], &syncing[i]); });

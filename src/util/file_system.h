@@ -144,7 +144,12 @@ class FileSystem {
       const std::string& path) = 0;
 };
 
-// Writes `data` to `path` atomically: a temporary file is written and synced,
+// Appended to a file's name while it is written: the temporary of
+// WriteFileAtomic, and of every file written then renamed into place.
+inline constexpr std::string_view kTempSuffix = ".tmp";
+
+// Writes `data` to `path` atomically: a temporary file (path + kTempSuffix)
+// is written and synced,
 // renamed over `path`, and the directory is synced. After a crash `path` holds
 // either its old content or the new one. When `renamed` is not null it is set
 // to whether the rename happened: an error with *renamed true (the directory

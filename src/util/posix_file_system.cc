@@ -406,7 +406,7 @@ FileSystem* FileSystem::Default() {
 absl::Status WriteFileAtomic(FileSystem* fs, const std::string& path,
                              std::string_view data, bool* renamed) {
   if (renamed != nullptr) *renamed = false;
-  const std::string tmp = path + ".tmp";
+  const std::string tmp = path + std::string(kTempSuffix);
   SHOAL_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, fs->NewWritableFile(tmp));
   SHOAL_RETURN_IF_ERROR(file->Append(data));
   SHOAL_RETURN_IF_ERROR(file->Sync());

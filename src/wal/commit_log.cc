@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "util/coding.h"
+#include "version/filename.h"
 #include "util/status_macros.h"
 
 namespace shoal::wal {

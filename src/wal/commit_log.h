@@ -42,8 +42,6 @@
 
 namespace shoal::wal {
 
-// The commit log's directory inside a collection's directory.
-inline constexpr std::string_view kCommitLogDir = "commit";
 
 struct CommitLogOptions {
   size_t file_bytes = 64 << 20;  // capacity of a new file

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "util/coding.h"
+#include "version/filename.h"
 #include "util/hash.h"
 #include "util/status_macros.h"
 
@@ -38,22 +39,6 @@ size_t SealRecord(char* h, uint8_t type, size_t payload_length, uint64_t sequenc
 }
 
 }  // namespace
-
-std::string WalFileName(uint64_t number) {
-  return absl::StrFormat("wal-%06d.log", number);
-}
-
-bool ParseWalFileName(std::string_view name, uint64_t* number) {
-  constexpr std::string_view kPrefix = "wal-", kSuffix = ".log";
-  if (name.size() <= kPrefix.size() + kSuffix.size() || !name.starts_with(kPrefix) ||
-      !name.ends_with(kSuffix)) {
-    return false;
-  }
-  std::string_view digits =
-      name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
-  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), *number);
-  return ec == std::errc() && ptr == digits.data() + digits.size();
-}
 
 WalWriter::WalWriter(FileSystem* fs, std::string dir, const WalWriterOptions& options)
     : fs_(fs), dir_(std::move(dir)), options_(options), direct_(options.direct_io),

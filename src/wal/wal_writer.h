@@ -58,10 +58,6 @@ struct WalWriterOptions {
   GroupCommitCounters* group = nullptr;
 };
 
-// "wal-000042.log"
-std::string WalFileName(uint64_t number);
-// Parses a WalFileName; false when `name` is not one.
-bool ParseWalFileName(std::string_view name, uint64_t* number);
 
 class WalWriter {
  public:

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "db/manifest.h"
+#include "version/manifest.h"
 #include "fuzz/fuzz_check.h"
 #include "util/coding.h"
 #include "util/hash.h"

@@ -20,7 +20,7 @@
 
 #include "dataset/dataset_writer.h"
 #include "dataset/npy_format.h"
-#include "db/manifest.h"
+#include "version/manifest.h"
 #include "distance/distance.h"
 #include "segment/segment.h"
 #include "segment/segment_format.h"

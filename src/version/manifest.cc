@@ -10,13 +10,13 @@
 //   checksum u64 = xxh3_64 of every byte before it
 // Version 1 is version 2 without next_file_number and without the shards.
 
-#include "db/manifest.h"
+#include "version/manifest.h"
 
 #include <bit>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "db/validate.h"
+#include "version/validate_collection.h"
 #include "util/coding.h"
 #include "util/hash.h"
 #include "util/string_view.h"
@@ -92,6 +92,11 @@ absl::StatusOr<Manifest> DecodeManifest(std::string_view bytes, const std::strin
     c.options.graph.build_list_size = in.U32();
     c.options.graph.alpha = in.F32();
     if (!in.ok()) break;
+    // Written before build_list_size had a limit (2026-11-25): opens with
+    // the limit in effect (a list never holds more than a segment anyway).
+    if (c.options.graph.build_list_size > kMaxBuildListSize) {
+      c.options.graph.build_list_size = kMaxBuildListSize;
+    }
     if (!ValidateCollectionName(c.name).ok() ||
         !ValidateCollectionOptions(c.options).ok() || c.options.shard_count == 0) {
       return damaged(absl::StrCat("collection entry ", i, " is invalid"));

@@ -1,6 +1,6 @@
 // Copyright 2026 The shoal Authors.
 
-#include "db/manifest_editor.h"
+#include "version/manifest_editor.h"
 
 #include "absl/strings/cord.h"
 

@@ -4,8 +4,8 @@
 // or a bulk load, segments replaced by a compaction). Implemented by the DB,
 // which serializes edits and rewrites MANIFEST atomically for each.
 
-#ifndef SHOAL_SRC_DB_MANIFEST_EDITOR_H_
-#define SHOAL_SRC_DB_MANIFEST_EDITOR_H_
+#ifndef SHOAL_SRC_VERSION_MANIFEST_EDITOR_H_
+#define SHOAL_SRC_VERSION_MANIFEST_EDITOR_H_
 
 #include <cstdint>
 #include <span>
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "db/manifest.h"
+#include "version/manifest.h"
 
 namespace shoal {
 
@@ -55,4 +55,4 @@ absl::Status MarkManifestWriteInDoubt(absl::Status status);
 
 }  // namespace shoal
 
-#endif  // SHOAL_SRC_DB_MANIFEST_EDITOR_H_
+#endif  // SHOAL_SRC_VERSION_MANIFEST_EDITOR_H_

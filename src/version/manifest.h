@@ -5,8 +5,8 @@
 // Stored in <db>/MANIFEST, replaced atomically (temp file + fsync + rename +
 // directory fsync) on every change. docs/format.md gives the bytes.
 
-#ifndef SHOAL_SRC_DB_MANIFEST_H_
-#define SHOAL_SRC_DB_MANIFEST_H_
+#ifndef SHOAL_SRC_VERSION_MANIFEST_H_
+#define SHOAL_SRC_VERSION_MANIFEST_H_
 
 #include <string>
 #include <string_view>
@@ -17,8 +17,6 @@
 
 namespace shoal {
 
-inline constexpr std::string_view kManifestFile = "MANIFEST";
-inline constexpr std::string_view kLockFile = "LOCK";
 
 // One segment file of a shard: <collection>/shard-<n>/seg-<number>.vamana.
 // Its entries carry sequence numbers in [min_sequence, max_sequence]; the
@@ -60,4 +58,4 @@ absl::StatusOr<Manifest> DecodeManifest(std::string_view bytes, const std::strin
 
 }  // namespace shoal
 
-#endif  // SHOAL_SRC_DB_MANIFEST_H_
+#endif  // SHOAL_SRC_VERSION_MANIFEST_H_

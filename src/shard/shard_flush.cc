@@ -1,0 +1,327 @@
+// Copyright 2026 The shoal Authors.
+//
+// Shard segments: flushes, bulk loads and compaction, and the one way a
+// segment is published (WriteSegment, then PublishSegments).
+
+#include "shard/shard.h"
+
+#include <algorithm>
+#include <chrono>
+#include <new>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "util/status_macros.h"
+#include "version/filename.h"
+
+namespace shoal {
+
+absl::Status PublishSegments(FileSystem* fs, ManifestEditor* manifest,
+                             const std::string& collection, uint64_t incarnation,
+                             std::span<const ShardEdit> edits,
+                             std::span<const std::string> added) {
+  absl::Status s = manifest->Apply(collection, incarnation, edits);
+  // In doubt, MANIFEST may name the files: they stay.
+  if (!s.ok() && !ManifestWriteInDoubt(s)) {
+    for (const std::string& path : added) (void)fs->RemoveFile(path);
+  }
+  return s;
+}
+
+SegmentContents Shard::Contents(std::span<const uint64_t> ids,
+                                std::span<const uint64_t> sequences, const float* vectors,
+                                std::span<const uint64_t> tombstone_ids,
+                                std::span<const uint64_t> tombstone_sequences) const {
+  SegmentContents contents;
+  contents.dim = dim();
+  contents.metric = metric();
+  contents.ids = ids;
+  contents.sequences = sequences;
+  contents.vectors = vectors;
+  contents.tombstone_ids = tombstone_ids;
+  contents.tombstone_sequences = tombstone_sequences;
+  return contents;
+}
+
+absl::StatusOr<std::shared_ptr<Segment>> Shard::WriteSegment(uint64_t number,
+                                                             const SegmentContents& contents,
+                                                             SegmentBuildStats* stats) {
+  SegmentBuildOptions build;
+  build.graph = options_.collection.graph;
+  const std::string path = SegmentPath(number);
+  SHOAL_RETURN_IF_ERROR(BuildSegment(fs_, options_.pool, path, contents, build, stats));
+  absl::StatusOr<std::shared_ptr<Segment>> segment = Segment::Open(fs_, path, dim(), metric());
+  if (!segment.ok()) (void)fs_->RemoveFile(path);
+  return segment;
+}
+
+void Shard::ScheduleFlush() {
+  if (options_.flusher == nullptr) return;
+  pending_tasks_.fetch_add(1);
+  options_.flusher->Schedule([this] {
+    (void)RunFlushes();
+    // The last touch of `this`: Close waits for the count to reach zero.
+    pending_tasks_.fetch_sub(1);
+  });
+}
+
+absl::Status Shard::RunFlushes() {
+  {
+    MutexLock lock(&mu_);
+    while (flush_running_) flushed_.Wait(&mu_);
+    flush_running_ = true;
+    flush_retry_scheduled_ = false;
+  }
+  absl::Status s;
+  while (true) {
+    {
+      MutexLock lock(&mu_);
+      if (sources_.frozen().empty() || closing_) break;
+    }
+    try {
+      s = FlushOldest();
+    } catch (const std::bad_alloc&) {
+      s = absl::ResourceExhaustedError("out of memory while flushing a memtable");
+    }
+    if (!s.ok()) break;
+  }
+  MutexLock lock(&mu_);
+  flush_running_ = false;
+  flush_status_ = s;
+  if (s.ok()) {
+    flush_backoff_ = kMinFlushBackoff;
+  } else {
+    flush_retry_at_ = std::chrono::steady_clock::now() + flush_backoff_;
+    flush_backoff_ = std::min(flush_backoff_ * 2, kMaxFlushBackoff);
+  }
+  flushed_.SignalAll();
+  return s;
+}
+
+absl::Status Shard::FlushOldest() {
+  timing::Scope timing("flush",
+                       "collection,shard,vectors,tombstones,collect_us,medoid_us,pass1_us,"
+                       "pass2_us,write_us,open_us,publish_us,total_us,distance_computations");
+  FrozenSource f;
+  {
+    MutexLock lock(&mu_);
+    if (sources_.frozen().empty()) return absl::OkStatus();
+    f = sources_.frozen().front();
+  }
+  // The frozen memtable is immutable: read it without the lock.
+  std::vector<uint64_t> ids, tombstones;
+  std::vector<float> rows;
+  rows.reserve(f.mem->live_count() * dim());
+  f.mem->ForEach(
+      [&](uint64_t id, const float* v) {
+        ids.push_back(id);
+        rows.insert(rows.end(), v, v + dim());
+      },
+      [&](uint64_t id) { tombstones.push_back(id); });
+  const std::vector<uint64_t> sequences(ids.size(), f.max_sequence);
+  const std::vector<uint64_t> tombstone_sequences(tombstones.size(), f.max_sequence);
+  const int64_t collect_us = timing.Lap();
+
+  SegmentMeta meta{options_.manifest->NewFileNumber(), f.min_sequence, f.max_sequence,
+                   ids.size(), tombstones.size()};
+  SegmentBuildStats build;
+  SHOAL_ASSIGN_OR_RETURN(
+      std::shared_ptr<Segment> segment,
+      WriteSegment(meta.number,
+                   Contents(ids, sequences, rows.data(), tombstones, tombstone_sequences),
+                   &build));
+  const int64_t built_us = timing.Lap();
+  ShardEdit edit;
+  edit.shard = options_.index;
+  edit.add.push_back(meta);
+  edit.flushed_sequence = f.max_sequence;
+  const std::string path = SegmentPath(meta.number);
+  SHOAL_RETURN_IF_ERROR(PublishSegments(fs_, options_.manifest, options_.collection_name,
+                                        options_.collection_incarnation, {&edit, 1},
+                                        {&path, 1}));
+  {
+    MutexLock lock(&mu_);
+    sources_.RemoveOldestFrozen();
+    sources_.AddSegment({std::move(segment), meta});
+    flushed_sequence_ = std::max(flushed_sequence_, f.max_sequence);
+    flushed_.SignalAll();
+  }
+  RemoveLogFilesUpTo(f.last_wal_number);
+  auto us = [](double seconds) { return static_cast<int64_t>(seconds * 1e6); };
+  timing.Line(options_.collection_name, options_.index, ids.size(), tombstones.size(),
+              collect_us, us(build.medoid_seconds), us(build.pass1_seconds),
+              us(build.pass2_seconds), us(build.write_seconds),
+              built_us - us(build.medoid_seconds + build.pass1_seconds + build.pass2_seconds +
+                            build.write_seconds),
+              timing.Lap(), timing.Total(), build.distance_computations);
+  return absl::OkStatus();
+}
+
+void Shard::RemoveLogFilesUpTo(uint64_t number) {
+  // Best effort: a file that stays behind is skipped by recovery (its records
+  // are at or below flushed_sequence) and removed by a later flush.
+  absl::StatusOr<std::vector<std::string>> names = fs_->ListDir(dir_);
+  if (!names.ok()) return;
+  uint64_t current;
+  {
+    // The writer's file number changes on rotation, under mu_.
+    ReaderMutexLock lock(&mu_);
+    current = wal_->current_file_number();
+  }
+  for (const std::string& name : *names) {
+    uint64_t n;
+    if (ParseWalFileName(name, &n) && n <= number && n < current) {
+      (void)fs_->RemoveFile(JoinPath(dir_, name));
+    }
+  }
+}
+
+absl::Status Shard::Flush() {
+  {
+    MutexLock lock(&mu_);
+    if (closed_) return absl::FailedPreconditionError("database is closed");
+    SHOAL_RETURN_IF_ERROR(FreezeLocked());
+  }
+  SHOAL_RETURN_IF_ERROR(RunFlushes());
+  MutexLock lock(&mu_);
+  // RunFlushes stops early only when closing; otherwise what is frozen now
+  // was frozen by a concurrent writer after the memtables of this call went.
+  if (closing_ && !sources_.frozen().empty()) {
+    return absl::FailedPreconditionError("database is closing");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Shard::BulkPart> Shard::PrepareBulk() {
+  BulkPart part;
+  uint64_t barrier_lsn;
+  {
+    MutexLock lock(&mu_);
+    if (closed_) return absl::FailedPreconditionError("database is closed");
+    SHOAL_RETURN_IF_ERROR(FreezeLocked());
+    part.sequence = next_sequence_;
+    // In the commit log too: a later write acknowledged through it takes a
+    // later sequence number, and recovery must find every one between.
+    SHOAL_ASSIGN_OR_RETURN(barrier_lsn,
+                           AppendRecord(wal::RecordType::kBarrier, 1, 0, 0, [](char*) {}));
+    next_sequence_ += 1;
+    active_min_sequence_ = next_sequence_;
+    part.number = options_.manifest->NewFileNumber();
+    // In flight from the moment it has its sequence (see Compact).
+    pending_bulk_.insert(part.sequence);
+  }
+  // The barrier must be durable before the segment is (its manifest edit is
+  // synced): recovery needs it to rank the records before it as older than
+  // the bulk segment. Without it, a machine crash under kNever/kInterval kept
+  // the segment but lost the barrier, and older log records won over the
+  // bulk-loaded vectors.
+  // With a commit log, the barrier is durable there (the writes acknowledged
+  // after it through the commit log need it, to leave no hole), and in this
+  // log too: a recovery that found the segment but not its barrier here
+  // would rank the records before the barrier above the segment.
+  absl::Status synced = options_.commit_log != nullptr
+                            ? options_.commit_log->SyncTo(barrier_lsn)
+                            : absl::OkStatus();
+  // (barrier_lsn is the commit log's position then; this log's is before
+  // its end now.)
+  if (synced.ok()) {
+    synced = wal_->SyncTo(options_.commit_log != nullptr ? wal_->end_lsn() : barrier_lsn);
+  }
+  if (!synced.ok()) {
+    DiscardBulk(part, /*keep_file=*/true);  // no file yet
+    return synced;
+  }
+  return part;
+}
+
+absl::Status Shard::BuildBulk(BulkPart* part, std::span<const uint64_t> ids,
+                              const float* vectors) {
+  const std::vector<uint64_t> sequences(ids.size(), part->sequence);
+  SHOAL_ASSIGN_OR_RETURN(part->segment,
+                         WriteSegment(part->number, Contents(ids, sequences, vectors)));
+  part->path = SegmentPath(part->number);
+  part->meta = SegmentMeta{part->number, part->sequence, part->sequence, ids.size(), 0};
+  return absl::OkStatus();
+}
+
+void Shard::DiscardBulk(const BulkPart& part, bool keep_file) {
+  {
+    MutexLock lock(&mu_);
+    auto it = pending_bulk_.find(part.sequence);
+    if (it != pending_bulk_.end()) pending_bulk_.erase(it);
+  }
+  if (!keep_file) (void)fs_->RemoveFile(SegmentPath(part.number));
+}
+
+void Shard::InstallBulk(const BulkPart& part) {
+  MutexLock lock(&mu_);
+  auto pending = pending_bulk_.find(part.sequence);
+  if (pending != pending_bulk_.end()) pending_bulk_.erase(pending);
+  sources_.AddSegment({part.segment, part.meta});
+}
+
+absl::Status Shard::Compact() {
+  MutexLock compacting(&compact_mu_);
+  SHOAL_RETURN_IF_ERROR(Flush());
+  std::vector<SegmentSource> inputs;
+  {
+    ReaderMutexLock lock(&mu_);
+    // Only segments older than every source that is not one yet (a bulk
+    // part in flight, a frozen memtable a bulk load froze after Flush()
+    // above): the merged segment's range spans its inputs, so it must not
+    // reach past data that ranks above some of them.
+    uint64_t limit = active_min_sequence_;
+    if (!pending_bulk_.empty()) limit = std::min(limit, *pending_bulk_.begin());
+    inputs = sources_.CompactionInputs(limit);
+  }
+  uint64_t tombstones = 0;
+  for (const SegmentSource& s : inputs) tombstones += s.meta.tombstones;
+  if (inputs.empty() || (inputs.size() == 1 && tombstones == 0)) return absl::OkStatus();
+
+  // Newest first: the first source that names an id decides it. Tombstones
+  // only hide older data, and nothing older than these segments remains, so
+  // the output has none.
+  absl::flat_hash_set<uint64_t> seen;
+  std::vector<uint64_t> ids, sequences;
+  std::vector<float> rows;
+  for (auto it = inputs.rbegin(); it != inputs.rend(); ++it) {
+    std::vector<uint64_t> hidden_here;
+    it->segment->ForEachTombstone([&](uint64_t id, uint64_t) { hidden_here.push_back(id); });
+    SHOAL_RETURN_IF_ERROR(it->segment->ForEachVector(
+        [&](uint64_t id, uint64_t sequence, const float* v) {
+          if (!seen.insert(id).second) return;
+          ids.push_back(id);
+          sequences.push_back(sequence);
+          rows.insert(rows.end(), v, v + dim());
+        }));
+    seen.insert(hidden_here.begin(), hidden_here.end());
+  }
+  SegmentMeta meta;
+  meta.number = options_.manifest->NewFileNumber();
+  meta.min_sequence = inputs.front().meta.min_sequence;
+  meta.max_sequence = inputs.front().meta.max_sequence;
+  for (const SegmentSource& s : inputs) {
+    meta.min_sequence = std::min(meta.min_sequence, s.meta.min_sequence);
+    meta.max_sequence = std::max(meta.max_sequence, s.meta.max_sequence);
+  }
+  meta.vectors = ids.size();
+  SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Segment> segment,
+                         WriteSegment(meta.number, Contents(ids, sequences, rows.data())));
+  ShardEdit edit;
+  edit.shard = options_.index;
+  edit.add.push_back(meta);
+  for (const SegmentSource& s : inputs) edit.remove.push_back(s.meta.number);
+  const std::string path = SegmentPath(meta.number);
+  SHOAL_RETURN_IF_ERROR(PublishSegments(fs_, options_.manifest, options_.collection_name,
+                                        options_.collection_incarnation, {&edit, 1},
+                                        {&path, 1}));
+  {
+    MutexLock lock(&mu_);
+    sources_.ReplaceSegments(edit.remove, {std::move(segment), meta});
+  }
+  // Readers holding the old segments keep their mappings; the files go now.
+  for (uint64_t number : edit.remove) (void)fs_->RemoveFile(SegmentPath(number));
+  return absl::OkStatus();
+}
+
+}  // namespace shoal

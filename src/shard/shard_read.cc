@@ -1,0 +1,96 @@
+// Copyright 2026 The shoal Authors.
+//
+// Shard reads: Get and Search over the active memtable and a snapshot of
+// the other sources, newest version first.
+
+#include "shard/shard.h"
+
+#include <functional>
+
+#include "absl/strings/str_cat.h"
+#include "util/status_macros.h"
+
+namespace shoal {
+
+absl::Status Shard::Get(uint64_t id, std::vector<float>* out) const {
+  SourceSnapshot older;
+  {
+    ReaderMutexLock lock(&mu_);
+    const float* v = nullptr;
+    switch (active_->Get(id, &v)) {
+      case MemTable::Lookup::kFound:
+        out->assign(v, v + dim());
+        return absl::OkStatus();
+      case MemTable::Lookup::kDeleted:
+        return absl::NotFoundError(absl::StrCat("id ", id, " not found"));
+      case MemTable::Lookup::kAbsent:
+        break;
+    }
+    older = sources_.Snapshot();
+  }
+  const float* v = nullptr;
+  SHOAL_ASSIGN_OR_RETURN(SourceSnapshot::Lookup found, older.Find(id, &v));
+  if (found != SourceSnapshot::Lookup::kLive) {
+    return absl::NotFoundError(absl::StrCat("id ", id, " not found"));
+  }
+  out->assign(v, v + dim());
+  return absl::OkStatus();
+}
+
+absl::Status Shard::Search(const float* query, const SearchOptions& options,
+                           TopK* top) const {
+  timing::Scope timing("search",
+                       "collection,shard,k,list_size,sources(kind:us:hops:distances:sectors)");
+  std::string sources;  // with timing: "kind:us:hops:distances:sectors;..."
+  std::shared_ptr<const MemTable> active;
+  SourceSnapshot older;
+  {
+    ReaderMutexLock lock(&mu_);
+    // The active memtable is the newest source: nothing hides its vectors.
+    active_->Search(metric(), query, top);
+    if (timing::kEnabled) {
+      absl::StrAppend(&sources, "memtable:", timing.Lap(), ":0:", active_->live_count(), ":0");
+    }
+    active = active_;
+    older = sources_.Snapshot();
+  }
+  // An id offered by older source i is hidden when the active memtable or a
+  // source newer than i holds it (as a vector or a tombstone). A lookup that
+  // fails (a damaged segment) hides the id and fails the search.
+  absl::Status lookup_status;
+  auto visible = [&](uint64_t id, size_t i) {
+    const float* v;
+    {
+      ReaderMutexLock lock(&mu_);  // the active memtable takes writes
+      if (active->Get(id, &v) != MemTable::Lookup::kAbsent) return false;
+    }
+    absl::StatusOr<SourceSnapshot::Lookup> held = older.Find(id, i, &v);
+    if (!held.ok() && lookup_status.ok()) lookup_status = held.status();
+    return held.ok() && *held == SourceSnapshot::Lookup::kAbsent;
+  };
+  for (size_t i = 0; i < older.sources().size(); ++i) {
+    const SourceSnapshot::Source& source = older.sources()[i];
+    if (source.mem != nullptr) {
+      const std::function<bool(uint64_t)> filter = [&](uint64_t id) { return visible(id, i); };
+      source.mem->Search(metric(), query, top, &filter);
+      if (timing::kEnabled) {
+        absl::StrAppend(&sources, ";frozen:", timing.Lap(), ":0:", source.mem->live_count(),
+                        ":0");
+      }
+    } else {
+      SegmentSearchStats stats;
+      SHOAL_RETURN_IF_ERROR(source.segment->Search(
+          query, options, [&](uint64_t id, uint64_t) { return visible(id, i); }, top,
+          timing::kEnabled ? &stats : nullptr));
+      if (timing::kEnabled) {
+        absl::StrAppend(&sources, ";segment:", timing.Lap(), ":", stats.hops, ":",
+                        stats.distance_computations, ":", stats.sectors_touched);
+      }
+    }
+    SHOAL_RETURN_IF_ERROR(lookup_status);
+  }
+  timing.Line(options_.collection_name, options_.index, options.k, options.list_size, sources);
+  return absl::OkStatus();
+}
+
+}  // namespace shoal

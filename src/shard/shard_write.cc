@@ -1,0 +1,166 @@
+// Copyright 2026 The shoal Authors.
+//
+// Shard writes: log records, back-pressure, puts, deletes, freezing.
+
+#include "shard/shard.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "util/status_macros.h"
+
+namespace shoal {
+
+absl::StatusOr<uint64_t> Shard::AppendRecord(wal::RecordType type, uint32_t count,
+                                             uint32_t dim, size_t payload_length,
+                                             absl::FunctionRef<void(char*)> fill) {
+  // A rotation of this log (and its sync) and the copy of the payload
+  // happen here, outside the commit log's mutex, which every writer of the
+  // collection takes.
+  SHOAL_ASSIGN_OR_RETURN(char* payload, wal_->BeginRecord(payload_length));
+  fill(payload);
+  if (options_.commit_log == nullptr) {
+    return wal_->FinishRecord(type, next_sequence_, count, dim);
+  }
+  // A record begun but not finished takes no room: when the commit log
+  // fails, the next record starts at the same offset.
+  uint64_t lsn = 0;
+  return options_.commit_log->Append(
+      options_.index, wal::AlignRecord(wal::kRecordHeaderSize + payload_length), [&] {
+        lsn = wal_->FinishRecord(type, next_sequence_, count, dim);
+        return wal_->last_record();
+      });
+}
+
+absl::StatusOr<uint64_t> Shard::AppendPut(std::span<const uint64_t> ids,
+                                          std::span<const float* const> rows,
+                                          timing::Scope* timing, int64_t* wal_us,
+                                          int64_t* memtable_us) {
+  const size_t row_bytes = size_t{dim()} * sizeof(float);
+  const size_t per_record = RowsPerRecord(dim());
+  uint64_t lsn = 0;
+  for (size_t first = 0; first < ids.size(); first += per_record) {
+    const size_t n = std::min(per_record, ids.size() - first);
+    SHOAL_ASSIGN_OR_RETURN(
+        lsn, AppendRecord(wal::RecordType::kPut, static_cast<uint32_t>(n), dim(),
+                          wal::PutPayloadSize(n, dim()), [&](char* payload) {
+                            std::memcpy(payload, ids.data() + first, n * sizeof(uint64_t));
+                            char* out = payload + n * sizeof(uint64_t);
+                            for (size_t i = 0; i < n; ++i) {
+                              std::memcpy(out + i * row_bytes, rows[first + i], row_bytes);
+                            }
+                          }));
+    next_sequence_ += n;
+    *wal_us += timing->Lap();
+    if (n > 1) active_->Reserve(n);
+    for (size_t i = 0; i < n; ++i) active_->Put(ids[first + i], rows[first + i]);
+    *memtable_us += timing->Lap();
+  }
+  return lsn;
+}
+
+absl::Status Shard::AfterAppend(uint64_t lsn, std::optional<SyncingWriter>* syncing) {
+  if (options_.db.fsync != FsyncPolicy::kAlways) return absl::OkStatus();
+  if (options_.commit_log == nullptr) return wal_->SyncTo(lsn);
+  SHOAL_RETURN_IF_ERROR(options_.commit_log->SyncTo(lsn));
+  // No longer a writer the commit log's gathers wait for, while this one
+  // may sync every shard log.
+  syncing->reset();
+  // This write is durable whatever the checkpoint does: a failure leaves the
+  // commit log's files for the next one, and a failed sync of a shard's log
+  // fails that shard's later writes (WalWriter::BeginRecord).
+  (void)options_.commit_log->MaybeCheckpoint();
+  return absl::OkStatus();
+}
+
+absl::Status Shard::Put(std::span<const uint64_t> ids, std::span<const float* const> rows,
+                        int64_t route_us) {
+  timing::Scope timing("put",
+                       "collection,shard,vectors,route_us,wal_us,memtable_us,sync_us,total_us");
+  std::optional<SyncingWriter> syncing;
+  int64_t wal_us = 0, memtable_us = 0;
+  uint64_t lsn;
+  {
+    MutexLock lock(&mu_);
+    SHOAL_RETURN_IF_ERROR(AdmitLocked(/*may_wait=*/true));
+    // Counted for the group commit only from here: a writer held back above
+    // for a flush (a graph build) would make every gather wait it out.
+    syncing.emplace(this);
+    timing.Lap();  // from here: the log and the memtable
+    SHOAL_ASSIGN_OR_RETURN(lsn, AppendPut(ids, rows, &timing, &wal_us, &memtable_us));
+    MaybeFreezeLocked();
+  }
+  absl::Status s = AfterAppend(lsn, &syncing);
+  timing.Line(options_.collection_name, options_.index, ids.size(), route_us, wal_us,
+              memtable_us, timing.Lap(), timing.Total() + route_us);
+  return s;
+}
+
+absl::Status Shard::AdmitLocked(bool may_wait, bool* must_wait) {
+  while (true) {
+    if (closed_) return absl::FailedPreconditionError("database is closed");
+    if (sources_.frozen().size() < kMaxFrozen) return absl::OkStatus();
+    // Without a flusher only Flush() builds segments: nothing to wait for.
+    if (options_.flusher == nullptr) return flush_status_;
+    if (!flush_status_.ok() && !flush_running_ && !flush_retry_scheduled_) {
+      // The last flush failed (a full disk, an I/O error).
+      if (std::chrono::steady_clock::now() < flush_retry_at_) return flush_status_;
+      flush_retry_scheduled_ = true;
+      ScheduleFlush();
+    }
+    if (!may_wait) {
+      *must_wait = true;
+      return absl::OkStatus();
+    }
+    flushed_.Wait(&mu_);
+  }
+}
+
+absl::Status Shard::Delete(std::span<const uint64_t> ids) {
+  std::optional<SyncingWriter> syncing(this);
+  uint64_t lsn;
+  {
+    MutexLock lock(&mu_);
+    if (closed_) return absl::FailedPreconditionError("database is closed");
+    SHOAL_ASSIGN_OR_RETURN(
+        lsn, AppendRecord(wal::RecordType::kDelete, static_cast<uint32_t>(ids.size()), 0,
+                          ids.size() * sizeof(uint64_t), [&](char* payload) {
+                            std::memcpy(payload, ids.data(), ids.size() * sizeof(uint64_t));
+                          }));
+    next_sequence_ += ids.size();
+    for (uint64_t id : ids) active_->Delete(id);
+    MaybeFreezeLocked();
+  }
+  return AfterAppend(lsn, &syncing);
+}
+
+void Shard::MaybeFreezeLocked() {
+  if (active_->DataBytes() < options_.db.memtable_bytes) return;
+  // A failure leaves the memtable active (and growing); the next write tries
+  // again, and Flush() reports it.
+  absl::Status s = FreezeLocked();
+  if (!s.ok() && flush_status_.ok()) flush_status_ = s;
+}
+
+absl::Status Shard::FreezeLocked() {
+  if (active_->empty()) return absl::OkStatus();
+  timing::Scope timing("freeze", "collection,shard,frozen_memtables,total_us");
+  SHOAL_ASSIGN_OR_RETURN(uint64_t last_file, wal_->Rotate());
+  PushActiveLocked(next_sequence_ - 1, last_file);
+  active_min_sequence_ = next_sequence_;
+  ScheduleFlush();
+  timing.Line(options_.collection_name, options_.index, sources_.frozen().size(),
+              timing.Total());
+  return absl::OkStatus();
+}
+
+void Shard::PushActiveLocked(uint64_t max_sequence, uint64_t last_wal_number) {
+  sources_.AddFrozen({std::shared_ptr<const MemTable>(std::move(active_)), active_min_sequence_,
+                      max_sequence, last_wal_number});
+  active_ = NewMemTable();
+}
+
+}  // namespace shoal

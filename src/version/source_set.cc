@@ -1,0 +1,83 @@
+// Copyright 2026 The shoal Authors.
+
+#include "version/source_set.h"
+
+#include <algorithm>
+
+#include "util/status_macros.h"
+
+namespace shoal {
+
+absl::StatusOr<SourceSnapshot::Lookup> SourceSnapshot::Find(uint64_t id, size_t end,
+                                                            const float** vector) const {
+  for (size_t i = 0; i < std::min(end, sources_.size()); ++i) {
+    const Source& source = sources_[i];
+    if (source.mem != nullptr) {
+      switch (source.mem->Get(id, vector)) {
+        case MemTable::Lookup::kFound:
+          return Lookup::kLive;
+        case MemTable::Lookup::kDeleted:
+          return Lookup::kDeleted;
+        case MemTable::Lookup::kAbsent:
+          break;
+      }
+    } else {
+      uint64_t sequence;
+      SHOAL_ASSIGN_OR_RETURN(Segment::Lookup found, source.segment->Find(id, &sequence, vector));
+      if (found == Segment::Lookup::kLive) return Lookup::kLive;
+      if (found == Segment::Lookup::kDeleted) return Lookup::kDeleted;
+    }
+  }
+  return Lookup::kAbsent;
+}
+
+void SourceSet::AddSegment(SegmentSource segment) {
+  auto at = std::upper_bound(segments_.begin(), segments_.end(), segment.meta.max_sequence,
+                             [](uint64_t sequence, const SegmentSource& s) {
+                               return sequence < s.meta.max_sequence;
+                             });
+  segments_.insert(at, std::move(segment));
+}
+
+void SourceSet::ReplaceSegments(std::span<const uint64_t> replaced, SegmentSource merged) {
+  std::erase_if(segments_, [&](const SegmentSource& s) {
+    return std::find(replaced.begin(), replaced.end(), s.meta.number) != replaced.end();
+  });
+  AddSegment(std::move(merged));
+}
+
+uint64_t SourceSet::MaxSegmentSequence() const {
+  uint64_t max = 0;
+  for (const SegmentSource& s : segments_) max = std::max(max, s.meta.max_sequence);
+  return max;
+}
+
+std::vector<SegmentSource> SourceSet::CompactionInputs(uint64_t limit) const {
+  for (const FrozenSource& f : frozen_) limit = std::min(limit, f.min_sequence);
+  std::vector<SegmentSource> inputs;
+  for (const SegmentSource& s : segments_) {
+    if (s.meta.max_sequence >= limit) break;
+    inputs.push_back(s);
+  }
+  return inputs;
+}
+
+SourceSnapshot SourceSet::Snapshot() const {
+  SourceSnapshot snapshot;
+  snapshot.sources_.reserve(frozen_.size() + segments_.size());
+  for (const FrozenSource& f : frozen_) {
+    snapshot.sources_.push_back({f.mem, nullptr, f.max_sequence});
+  }
+  for (const SegmentSource& s : segments_) {
+    snapshot.sources_.push_back({nullptr, s.segment, s.meta.max_sequence});
+  }
+  // Stable: a bulk segment and a memtable never share a max_sequence, but
+  // the order of equal ranks stays as added.
+  std::stable_sort(snapshot.sources_.begin(), snapshot.sources_.end(),
+                   [](const SourceSnapshot::Source& a, const SourceSnapshot::Source& b) {
+                     return a.max_sequence > b.max_sequence;
+                   });
+  return snapshot;
+}
+
+}  // namespace shoal

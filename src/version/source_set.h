@@ -1,0 +1,117 @@
+// Copyright 2026 The shoal Authors.
+//
+// A shard's sources besides its active memtable, ranked by sequence number
+// (the role of LevelDB's Version: which immutable pieces hold the shard's
+// data now, and which of them is newer).
+//
+// Every write of a shard takes the next sequence number; each source holds
+// a range of them and the ranges never overlap, so for any id the source
+// with the highest range that holds it (as a vector or a tombstone) has its
+// newest version. Sources:
+//   - frozen memtables: full, immutable, waiting to become segments, in the
+//     order they were frozen (oldest first);
+//   - segments: immutable Vamana graph files, kept sorted by max_sequence
+//     (oldest first).
+// The active memtable, which takes writes, is newer than all of them and
+// stays with the shard.
+//
+// Not thread-safe: the shard guards its SourceSet with its mutex. A
+// SourceSnapshot is immutable and safe to use without it.
+
+#ifndef SHOAL_SRC_VERSION_SOURCE_SET_H_
+#define SHOAL_SRC_VERSION_SOURCE_SET_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "memtable/memtable.h"
+#include "segment/segment.h"
+#include "version/manifest.h"
+
+namespace shoal {
+
+// A frozen memtable: its records are in log files numbered <= last_wal_number.
+struct FrozenSource {
+  std::shared_ptr<const MemTable> mem;
+  uint64_t min_sequence = 0;
+  uint64_t max_sequence = 0;
+  uint64_t last_wal_number = 0;
+};
+
+struct SegmentSource {
+  std::shared_ptr<Segment> segment;
+  SegmentMeta meta;
+};
+
+// What a reader looks at besides the active memtable: every source, newest
+// first, held alive for as long as the snapshot lives.
+class SourceSnapshot {
+ public:
+  struct Source {
+    std::shared_ptr<const MemTable> mem;  // a frozen memtable, or
+    std::shared_ptr<Segment> segment;     // a segment
+    uint64_t max_sequence = 0;
+  };
+  enum class Lookup { kAbsent, kLive, kDeleted };
+
+  const std::vector<Source>& sources() const { return sources_; }
+  bool empty() const { return sources_.empty(); }
+
+  // The newest version of `id` among the `end` newest sources: kLive (and
+  // *vector, valid while the snapshot lives) from the first that holds a
+  // vector, kDeleted when the first that names it holds a tombstone.
+  // DataLossError from a damaged segment.
+  [[nodiscard]] absl::StatusOr<Lookup> Find(uint64_t id, size_t end,
+                                            const float** vector) const;
+  [[nodiscard]] absl::StatusOr<Lookup> Find(uint64_t id, const float** vector) const {
+    return Find(id, sources_.size(), vector);
+  }
+
+ private:
+  friend class SourceSet;
+  std::vector<Source> sources_;  // newest first
+};
+
+class SourceSet {
+ public:
+  // ---- Frozen memtables ----
+  const std::deque<FrozenSource>& frozen() const { return frozen_; }
+  // REQUIRES: newer than every frozen memtable.
+  void AddFrozen(FrozenSource frozen) { frozen_.push_back(std::move(frozen)); }
+  // REQUIRES: !frozen().empty().
+  void RemoveOldestFrozen() { frozen_.pop_front(); }
+  void ClearFrozen() { frozen_.clear(); }
+
+  // ---- Segments ----
+  const std::vector<SegmentSource>& segments() const { return segments_; }
+  // Inserts in max_sequence order (after those with an equal one).
+  void AddSegment(SegmentSource segment);
+  // A compaction's result: removes the segments numbered `replaced` and
+  // adds `merged`.
+  void ReplaceSegments(std::span<const uint64_t> replaced, SegmentSource merged);
+  // The highest max_sequence of any segment; 0 without segments.
+  uint64_t MaxSegmentSequence() const;
+
+  // Compaction inputs: the oldest segments, every one that ranks below both
+  // `limit` and every frozen memtable (max_sequence < both), oldest first. A
+  // merged segment ranks by its newest input, so it must not pass data that
+  // ranks above any input: the caller's limit is the oldest sequence of
+  // what is not a segment yet (the active memtable, bulk loads in flight).
+  std::vector<SegmentSource> CompactionInputs(uint64_t limit) const;
+
+  // Every source, newest first.
+  SourceSnapshot Snapshot() const;
+
+ private:
+  std::deque<FrozenSource> frozen_;      // oldest first
+  std::vector<SegmentSource> segments_;  // by max_sequence, oldest first
+};
+
+}  // namespace shoal
+
+#endif  // SHOAL_SRC_VERSION_SOURCE_SET_H_

@@ -1,0 +1,67 @@
+// Copyright 2026 The shoal Authors.
+
+#include "version/validate_collection.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "util/string_view.h"
+
+namespace shoal {
+
+absl::Status ValidateCollectionName(std::string_view name) {
+  if (name.empty() || name.size() > kMaxCollectionName) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "collection name must have 1..", kMaxCollectionName, " characters, got ",
+        name.size()));
+  }
+  if (name.front() == '.') {
+    return absl::InvalidArgumentError(
+        absl::StrCat("collection name '", AsAbsl(name), "' must not start with '.'"));
+  }
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                    (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+    if (!ok) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "collection name '", AsAbsl(name), "' may only contain [A-Za-z0-9_.-]"));
+    }
+  }
+  // Names are directory names next to the database's own files.
+  if (name == "LOCK" || name.starts_with("MANIFEST")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("collection name '", AsAbsl(name), "' is reserved"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateCollectionOptions(const CollectionOptions& o) {
+  if (o.dim == 0 || o.dim > kMaxDim) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("dim must be in 1..", kMaxDim, ", got ", o.dim));
+  }
+  if (static_cast<uint8_t>(o.metric) > static_cast<uint8_t>(Metric::kCosine)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown metric ", static_cast<int>(o.metric)));
+  }
+  if (o.shard_count > kMaxShards) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("shard_count must be at most ", kMaxShards, ", got ", o.shard_count));
+  }
+  if (o.graph.max_degree == 0 || o.graph.max_degree > 1024) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "graph.max_degree must be in 1..1024, got ", o.graph.max_degree));
+  }
+  if (o.graph.build_list_size == 0 || o.graph.build_list_size > kMaxBuildListSize) {
+    return absl::InvalidArgumentError(absl::StrCat("graph.build_list_size must be in 1..",
+                                                   kMaxBuildListSize, ", got ",
+                                                   o.graph.build_list_size));
+  }
+  if (!(o.graph.alpha >= 1.0f) || !std::isfinite(o.graph.alpha)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("graph.alpha must be a finite number >= 1, got ", o.graph.alpha));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace shoal
