@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "db/db_impl.h"
 #include "db/inspect.h"
 #include "gtest/gtest.h"
 #include "testutil/fault_injection_fs.h"
@@ -73,7 +72,7 @@ void PutRange(DB& db, uint64_t first, uint64_t n, VectorMap* model) {
 // power without closing: the shard logs keep only what was synced.
 void WriteThenCutPower(FaultInjectionFileSystem& fs, const Options& options,
                        const TempDir& dir, uint64_t n, VectorMap* model) {
-  ASSERT_OK_AND_ASSIGN(auto db, OpenWithFileSystem(options, dir.path(), &fs));
+  ASSERT_OK_AND_ASSIGN(auto db, test::OpenOnFileSystem(options, dir.path(), &fs));
   PutRange(*db, 0, n, model);
   for (uint64_t id = 0; id < n; id += 10) {
     ASSERT_OK(db->Delete(id));
@@ -93,7 +92,7 @@ TEST(CommitLogTest, PowerCutKeepsAcknowledgedWritesThatOnlyTheCommitLogHolds) {
   // back comes from the commit log.
   const uintmax_t shard_log_bytes = ShardLogBytes(dir);
   EXPECT_LT(shard_log_bytes, 300u * kDim * 4);
-  ASSERT_OK_AND_ASSIGN(auto db, OpenWithFileSystem(CommitLogOptions(), dir.path(), &fs));
+  ASSERT_OK_AND_ASSIGN(auto db, test::OpenOnFileSystem(CommitLogOptions(), dir.path(), &fs));
   EXPECT_TRUE(HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
   // Open appended them to the shard logs and started a new commit log file.
   EXPECT_GT(ShardLogBytes(dir), shard_log_bytes + 300u * kDim * 4);
@@ -103,7 +102,7 @@ TEST(CommitLogTest, PowerCutKeepsAcknowledgedWritesThatOnlyTheCommitLogHolds) {
   fs.PowerOff();
   db.reset();
   ASSERT_OK(fs.DropUnsyncedData());
-  ASSERT_OK_AND_ASSIGN(db, OpenWithFileSystem(CommitLogOptions(), dir.path(), &fs));
+  ASSERT_OK_AND_ASSIGN(db, test::OpenOnFileSystem(CommitLogOptions(), dir.path(), &fs));
   EXPECT_TRUE(HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
   PutRange(*db, 1000, 10, &model);
   ASSERT_OK(db->Close());
@@ -117,14 +116,14 @@ TEST(CommitLogTest, OpenUnderAnotherPolicyStillReplaysTheCommitLog) {
   Options never = CommitLogOptions();
   never.fsync = FsyncPolicy::kNever;
   {
-    ASSERT_OK_AND_ASSIGN(auto db, OpenWithFileSystem(never, dir.path(), &fs));
+    ASSERT_OK_AND_ASSIGN(auto db, test::OpenOnFileSystem(never, dir.path(), &fs));
     EXPECT_TRUE(HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
     ASSERT_OK(db->Close());
   }
   EXPECT_TRUE(LogFiles(CommitDir(dir)).empty());
   Options per_shard = CommitLogOptions();
   per_shard.collection_commit_log = false;
-  ASSERT_OK_AND_ASSIGN(auto db, OpenWithFileSystem(per_shard, dir.path(), &fs));
+  ASSERT_OK_AND_ASSIGN(auto db, test::OpenOnFileSystem(per_shard, dir.path(), &fs));
   EXPECT_TRUE(HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
 }
 
@@ -158,7 +157,7 @@ TEST(CommitLogTest, DamagedCommitLogIsDataLossNamingItAndSalvageKeepsThePrefix) 
     EXPECT_FALSE(report.ok());
   }
   absl::StatusOr<std::unique_ptr<DB>> db =
-      OpenWithFileSystem(CommitLogOptions(), dir.path(), &fs);
+      test::OpenOnFileSystem(CommitLogOptions(), dir.path(), &fs);
   ASSERT_EQ(db.status().code(), absl::StatusCode::kDataLoss) << db.status();
   EXPECT_NE(db.status().message().find("commit log"), std::string::npos) << db.status();
   EXPECT_NE(db.status().message().find("wal-000001.log"), std::string::npos) << db.status();
@@ -166,7 +165,7 @@ TEST(CommitLogTest, DamagedCommitLogIsDataLossNamingItAndSalvageKeepsThePrefix) 
 
   Options salvage = CommitLogOptions();
   salvage.salvage_corrupt_wal = true;
-  db = OpenWithFileSystem(salvage, dir.path(), &fs);
+  db = test::OpenOnFileSystem(salvage, dir.path(), &fs);
   ASSERT_OK(db.status());
   // The damaged record was the first: nothing after it can be replayed.
   EXPECT_TRUE(absl::IsNotFound((*db)->Get(1).status()));
@@ -199,7 +198,7 @@ TEST(CommitLogTest, RecordNamingAShardTheCollectionLacksIsDataLoss) {
   EncodeFixed64(record, Checksum64(record + 8, 24 + DecodeFixed32(record + 8)));
   std::ofstream(files[0], std::ios::binary) << bytes;
   absl::StatusOr<std::unique_ptr<DB>> db =
-      OpenWithFileSystem(CommitLogOptions(), dir.path(), &fs);
+      test::OpenOnFileSystem(CommitLogOptions(), dir.path(), &fs);
   ASSERT_EQ(db.status().code(), absl::StatusCode::kDataLoss) << db.status();
   EXPECT_NE(db.status().message().find("names shard 7"), std::string::npos) << db.status();
 }
@@ -209,7 +208,7 @@ TEST(CommitLogTest, SalvageOfAShardLogOlderThanTheCommitLogOpens) {
   FaultInjectionFileSystem fs;
   VectorMap model;
   {
-    ASSERT_OK_AND_ASSIGN(auto db, OpenWithFileSystem(CommitLogOptions(), dir.path(), &fs));
+    ASSERT_OK_AND_ASSIGN(auto db, test::OpenOnFileSystem(CommitLogOptions(), dir.path(), &fs));
     PutRange(*db, 0, 100, &model);
     ASSERT_OK(db->Close());
   }
@@ -222,16 +221,16 @@ TEST(CommitLogTest, SalvageOfAShardLogOlderThanTheCommitLogOpens) {
     f.put('\x7f');
   }
   absl::StatusOr<std::unique_ptr<DB>> db =
-      OpenWithFileSystem(CommitLogOptions(), dir.path(), &fs);
+      test::OpenOnFileSystem(CommitLogOptions(), dir.path(), &fs);
   ASSERT_EQ(db.status().code(), absl::StatusCode::kDataLoss) << db.status();
   Options salvage = CommitLogOptions();
   salvage.salvage_corrupt_wal = true;
-  db = OpenWithFileSystem(salvage, dir.path(), &fs);
+  db = test::OpenOnFileSystem(salvage, dir.path(), &fs);
   ASSERT_OK(db.status());
   VectorMap more;
   PutRange(**db, 5000, 10, &more);
   ASSERT_OK((*db)->Close());
-  db = OpenWithFileSystem(CommitLogOptions(), dir.path(), &fs);
+  db = test::OpenOnFileSystem(CommitLogOptions(), dir.path(), &fs);
   ASSERT_OK(db.status());
   for (const auto& [id, v] : more) {
     ASSERT_OK_AND_ASSIGN(std::vector<float> got, (*db)->Get(id));
@@ -247,13 +246,13 @@ TEST(CommitLogTest, CheckpointsRetireFilesOnlyOnceTheShardLogsAreDurable) {
   // checkpoint syncs the shard logs and removes the older files.
   const Options options = CommitLogOptions(64 << 10);
   {
-    ASSERT_OK_AND_ASSIGN(auto db, OpenWithFileSystem(options, dir.path(), &fs));
+    ASSERT_OK_AND_ASSIGN(auto db, test::OpenOnFileSystem(options, dir.path(), &fs));
     PutRange(*db, 0, 2000, &model);
     EXPECT_LE(LogFiles(CommitDir(dir)).size(), 2u);
     fs.PowerOff();
   }
   ASSERT_OK(fs.DropUnsyncedData());
-  ASSERT_OK_AND_ASSIGN(auto db, OpenWithFileSystem(options, dir.path(), &fs));
+  ASSERT_OK_AND_ASSIGN(auto db, test::OpenOnFileSystem(options, dir.path(), &fs));
   EXPECT_TRUE(HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
 }
 

@@ -28,7 +28,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "db/db_impl.h"
 #include "testutil/fault_injection_fs.h"
 #include "testutil/temp_dir.h"
 #include "util/direct_log_file.h"
@@ -456,7 +455,7 @@ TEST(ReserveFailureTest, PutsFailWithResourceExhaustedUntilThereIsRoomAndLoseNot
   for (const uint64_t n : {1u, 2u, 5u}) {
     test::FaultInjectionFileSystem fs;
     {
-      ASSERT_OK_AND_ASSIGN(auto db, OpenWithFileSystem(options, path, &fs));
+      ASSERT_OK_AND_ASSIGN(auto db, test::OpenOnFileSystem(options, path, &fs));
       const uint64_t first = model.empty() ? 0 : model.rbegin()->first + 1;
       fs.FailNth(test::FsOp::kReserve, n, /*persistent=*/true,
                  absl::StatusCode::kResourceExhausted);
@@ -471,7 +470,7 @@ TEST(ReserveFailureTest, PutsFailWithResourceExhaustedUntilThereIsRoomAndLoseNot
       EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
       ASSERT_OK(db->Close());
     }
-    ASSERT_OK_AND_ASSIGN(auto db, OpenWithFileSystem(options, path, &fs));
+    ASSERT_OK_AND_ASSIGN(auto db, test::OpenOnFileSystem(options, path, &fs));
     EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model)) << "n " << n;
     ASSERT_OK(db->Close());
   }

@@ -12,7 +12,6 @@
 #include <set>
 #include <string>
 
-#include "db/db_impl.h"
 #include "gtest/gtest.h"
 #include "testutil/temp_dir.h"
 
@@ -389,7 +388,7 @@ TEST(PowerLossDbTest, CleanCloseLosesNothingAcrossAPowerLoss) {
     FaultInjectionFileSystem fs;
     VectorMap model;
     {
-      ASSERT_OK_AND_ASSIGN(auto db, OpenWithFileSystem(DbOptions(policy), dir.path(), &fs));
+      ASSERT_OK_AND_ASSIGN(auto db, test::OpenOnFileSystem(DbOptions(policy), dir.path(), &fs));
       for (uint64_t id = 0; id < 300; ++id) {
         model[id % 97] = RandomVector(kDim, id);
         ASSERT_OK(db->Put(id % 97, model[id % 97]));
@@ -397,7 +396,7 @@ TEST(PowerLossDbTest, CleanCloseLosesNothingAcrossAPowerLoss) {
       ASSERT_OK(db->Close());
     }
     ASSERT_OK(fs.DropUnsyncedData());
-    ASSERT_OK_AND_ASSIGN(auto db, OpenWithFileSystem(DbOptions(policy), dir.path(), &fs));
+    ASSERT_OK_AND_ASSIGN(auto db, test::OpenOnFileSystem(DbOptions(policy), dir.path(), &fs));
     EXPECT_TRUE(HoldsExactly(*db, kDefaultCollection, Metric::kL2, model))
         << "policy " << static_cast<int>(policy);
   }
@@ -412,7 +411,7 @@ void KAlwaysKeepsEveryAcknowledgedWrite(TempDir::Storage storage) {
   FaultInjectionFileSystem fs;
   VectorMap model;
   {
-    ASSERT_OK_AND_ASSIGN(auto db, OpenWithFileSystem(DbOptions(FsyncPolicy::kAlways), path, &fs));
+    ASSERT_OK_AND_ASSIGN(auto db, test::OpenOnFileSystem(DbOptions(FsyncPolicy::kAlways), path, &fs));
     for (uint64_t id = 0; id < 200; ++id) {
       model[id] = RandomVector(kDim, id);
       ASSERT_OK(db->Put(id, model[id]));
@@ -423,7 +422,7 @@ void KAlwaysKeepsEveryAcknowledgedWrite(TempDir::Storage storage) {
     db.reset();
   }
   ASSERT_OK(fs.DropUnsyncedData());
-  ASSERT_OK_AND_ASSIGN(auto db, OpenWithFileSystem(DbOptions(FsyncPolicy::kAlways), path, &fs));
+  ASSERT_OK_AND_ASSIGN(auto db, test::OpenOnFileSystem(DbOptions(FsyncPolicy::kAlways), path, &fs));
   const uint64_t absent[] = {5};
   EXPECT_TRUE(HoldsExactly(*db, kDefaultCollection, Metric::kL2, model, absent));
 }
@@ -441,14 +440,14 @@ TEST(PowerLossDbTest, KNeverLosesUnsyncedWritesButOpensCleanly) {
   FaultInjectionFileSystem fs;
   {
     ASSERT_OK_AND_ASSIGN(auto db,
-                         OpenWithFileSystem(DbOptions(FsyncPolicy::kNever), dir.path(), &fs));
+                         test::OpenOnFileSystem(DbOptions(FsyncPolicy::kNever), dir.path(), &fs));
     ASSERT_OK(db->Put(1, RandomVector(kDim, 1)));  // first file of its shard, never synced
     fs.PowerOff();
     db.reset();
   }
   ASSERT_OK(fs.DropUnsyncedData());
   ASSERT_OK_AND_ASSIGN(auto db,
-                       OpenWithFileSystem(DbOptions(FsyncPolicy::kNever), dir.path(), &fs));
+                       test::OpenOnFileSystem(DbOptions(FsyncPolicy::kNever), dir.path(), &fs));
   EXPECT_STATUS_CODE(db->Get(1), absl::StatusCode::kNotFound);
   EXPECT_OK(db->Put(2, RandomVector(kDim, 2)));
 }
@@ -465,7 +464,7 @@ TEST(PowerLossDbTest, BulkLoadStaysNewerThanEarlierWritesAfterAPowerLoss) {
   options.default_collection.shard_count = 1;
   const std::vector<float> older = RandomVector(kDim, 1), bulk = RandomVector(kDim, 2);
   {
-    ASSERT_OK_AND_ASSIGN(auto db, OpenWithFileSystem(options, dir.path(), &fs));
+    ASSERT_OK_AND_ASSIGN(auto db, test::OpenOnFileSystem(options, dir.path(), &fs));
     ASSERT_OK(db->Put(7, older));
     const uint64_t ids[] = {7, 8};
     std::vector<float> rows = bulk;
@@ -475,7 +474,7 @@ TEST(PowerLossDbTest, BulkLoadStaysNewerThanEarlierWritesAfterAPowerLoss) {
     db.reset();
   }
   ASSERT_OK(fs.DropUnsyncedData());
-  ASSERT_OK_AND_ASSIGN(auto db, OpenWithFileSystem(options, dir.path(), &fs));
+  ASSERT_OK_AND_ASSIGN(auto db, test::OpenOnFileSystem(options, dir.path(), &fs));
   ASSERT_OK_AND_ASSIGN(std::vector<float> got, db->Get(7));
   EXPECT_TRUE(VectorsNear(got, bulk));
   EXPECT_OK(db->Get(8));

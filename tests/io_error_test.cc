@@ -37,7 +37,6 @@
 #include <thread>
 #include <vector>
 
-#include "db/db_impl.h"
 #include "gtest/gtest.h"
 #include "testutil/fault_injection_fs.h"
 #include "testutil/temp_dir.h"
@@ -465,7 +464,7 @@ void RunOnce(const IoCase& c, uint64_t n, Mode mode, LoopResult* result, bool* h
   const std::string where = c.name + "/" + ModeName(mode) + " N=" + std::to_string(n);
   std::unique_ptr<DB> db;
   if (c.setup || c.call) {
-    ASSERT_OK_AND_ASSIGN(db, OpenWithFileSystem(options, path, &fs));
+    ASSERT_OK_AND_ASSIGN(db, test::OpenOnFileSystem(options, path, &fs));
     if (c.setup) c.setup(*db, &tracker);
     if (::testing::Test::HasFatalFailure()) return;
   }
@@ -480,7 +479,7 @@ void RunOnce(const IoCase& c, uint64_t n, Mode mode, LoopResult* result, bool* h
       db.reset();
       if (c.damage) c.damage(path);
       fs.FailNth(FsOp::kAny, n, persistent);
-      absl::StatusOr<std::unique_ptr<DB>> opened = OpenWithFileSystem(options, path, &fs);
+      absl::StatusOr<std::unique_ptr<DB>> opened = test::OpenOnFileSystem(options, path, &fs);
       status = opened.status();
       if (opened.ok()) db = std::move(opened).value();
     } else {
@@ -517,7 +516,7 @@ void RunOnce(const IoCase& c, uint64_t n, Mode mode, LoopResult* result, bool* h
   Watchdog watchdog(where + ": reopen", std::chrono::seconds(60));
   Options reopen = options;
   reopen.create_if_missing = true;
-  absl::StatusOr<std::unique_ptr<DB>> again = OpenWithFileSystem(reopen, path, &fs);
+  absl::StatusOr<std::unique_ptr<DB>> again = test::OpenOnFileSystem(reopen, path, &fs);
   ASSERT_OK(again) << where << " (status of the call: " << status << ")";
   EXPECT_TRUE(tracker.Check(**again)) << where << " (status of the call: " << status << ")";
   result->direct_files += fs.direct_files_opened();
@@ -576,7 +575,7 @@ TEST(IoErrorTornWriteTest, TornManifestWriteKeepsTheOldOrTheNewManifest) {
     Options options = DefaultOptions(kDim, Metric::kL2, 2);
     options.worker_threads = 2;
     {
-      ASSERT_OK_AND_ASSIGN(auto db, OpenWithFileSystem(options, dir.path(), &fs));
+      ASSERT_OK_AND_ASSIGN(auto db, test::OpenOnFileSystem(options, dir.path(), &fs));
       ASSERT_OK(db->Put(1, Vec(1)));
       fs.TearNthWrite(1, keep);
       CollectionOptions co;
@@ -586,7 +585,7 @@ TEST(IoErrorTornWriteTest, TornManifestWriteKeepsTheOldOrTheNewManifest) {
       EXPECT_EQ(fs.faults_injected(), 1u);
       ASSERT_OK(db->Close());
     }
-    ASSERT_OK_AND_ASSIGN(auto db, OpenWithFileSystem(options, dir.path(), &fs));
+    ASSERT_OK_AND_ASSIGN(auto db, test::OpenOnFileSystem(options, dir.path(), &fs));
     EXPECT_EQ(db->ListCollections(), std::vector<std::string>{"default"}) << "keep " << keep;
     EXPECT_OK(db->Get(1));
   }

@@ -11,6 +11,8 @@
 
 namespace shoal {
 
+class FileSystem;  // shoal/file_system.h
+
 // How distances are measured. Smaller distance is always closer.
 enum class Metric : uint8_t {
   kL2 = 0,            // squared Euclidean distance
@@ -108,6 +110,10 @@ struct Options {
   // shard; docs/performance.md). Off: each shard syncs its own log.
   // An Open with any setting replays a commit log left by an earlier run.
   bool collection_commit_log = true;
+  // Where the database's files live: every file operation goes through it
+  // (shoal/file_system.h). Null means FileSystem::Default() (POSIX). Not
+  // owned; must outlive the DB.
+  FileSystem* file_system = nullptr;
   // Threads for parallel work (batch writes, recovery, search fan-out).
   // 0 = std::thread::hardware_concurrency(); at most 1024. Open returns
   // ResourceExhaustedError when the system refuses a thread.

@@ -34,19 +34,15 @@ auto NoThrow(F&& f) -> decltype(f()) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<DB>> OpenWithFileSystem(const Options& options,
-                                                       const std::string& path,
-                                                       FileSystem* fs) {
+absl::StatusOr<std::unique_ptr<DB>> DB::Open(const Options& options,
+                                             const std::string& path) {
   SHOAL_RETURN_IF_ERROR(ValidateOptions(options));
   if (path.empty()) return absl::InvalidArgumentError("database path is empty");
+  FileSystem* fs =
+      options.file_system != nullptr ? options.file_system : FileSystem::Default();
   auto db = std::make_unique<DBImpl>(options, path, fs);
   SHOAL_RETURN_IF_ERROR(NoThrow([&] { return db->Open(); }));
   return std::unique_ptr<DB>(std::move(db));
-}
-
-absl::StatusOr<std::unique_ptr<DB>> DB::Open(const Options& options,
-                                             const std::string& path) {
-  return OpenWithFileSystem(options, path, FileSystem::Default());
 }
 
 DBImpl::DBImpl(const Options& options, std::string path, FileSystem* fs)

@@ -27,11 +27,6 @@
 
 namespace shoal {
 
-// DB::Open with every file operation going through `fs` (not owned; must
-// outlive the DB). Tests use it to inject faults and simulate power loss.
-[[nodiscard]] absl::StatusOr<std::unique_ptr<DB>> OpenWithFileSystem(
-    const Options& options, const std::string& path, FileSystem* fs);
-
 class DBImpl final : public DB, private ManifestEditor {
  public:
   DBImpl(const Options& options, std::string path, FileSystem* fs);

@@ -1,148 +1,19 @@
 // Copyright 2026 The shoal Authors.
 //
-// The file-system seam: every open, read, write, sync, rename, unlink and mmap
-// of the engine goes through a FileSystem, so that tests can substitute one
-// that injects faults or drops unsynced data. FileSystem::Default() is POSIX.
-//
-// All calls return absl::Status; an errno becomes the matching status code with
-// the path and the failing call in the message. Thread-safe.
+// The engine's helpers around the file-system seam (include/shoal/
+// file_system.h, where FileSystem and its files are declared): paths,
+// atomic replacement, errno statuses.
 
 #ifndef SHOAL_SRC_UTIL_FILE_SYSTEM_H_
 #define SHOAL_SRC_UTIL_FILE_SYSTEM_H_
 
-#include <cstddef>
-#include <cstdint>
-#include <memory>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "absl/status/status.h"
-#include "absl/status/statusor.h"
+#include "shoal/file_system.h"
 
 namespace shoal {
-
-// A file mapped into memory for writing, of a fixed capacity. Bytes stored
-// through data() are in the OS page cache at once (they survive the process
-// being killed); Sync makes them durable. Not thread-safe except Sync and
-// SyncPrefix, which may run concurrently with stores to other bytes.
-// (FileSystem::OpenDirect returns files that differ: see there.)
-class MappedFile {
- public:
-  virtual ~MappedFile() = default;
-  virtual char* data() = 0;
-  virtual size_t capacity() const = 0;
-  // Makes every byte stored so far durable (fdatasync).
-  virtual absl::Status Sync() = 0;
-  // Makes bytes [0, end) durable (end <= capacity); may make more durable.
-  // The default syncs everything.
-  virtual absl::Status SyncPrefix(size_t end) { return Sync(); }
-  // Allocates the file's storage for bytes [0, end) (end <= capacity, else
-  // OutOfRangeError), so that stores there cannot fail for lack of room: a
-  // store through the mapping into a hole of a full file system (disk or
-  // tmpfs) kills the process with SIGBUS. (Where fallocate promises that:
-  // ext4, xfs, tmpfs; not copy-on-write file systems such as btrfs or ZFS,
-  // and not file systems without fallocate, where this returns OK.) Returns
-  // ResourceExhaustedError when the file system is full (then nothing below
-  // `end` that was not reserved before may be stored). May reserve more than
-  // asked. Cheap once reserved: callers reserve before every store. The
-  // default does nothing, for files whose stores cannot fail for lack of
-  // room.
-  virtual absl::Status Reserve(size_t end) { return absl::OkStatus(); }
-  // Faults in [offset, offset + length) for writing, so later stores there
-  // take no page fault (and reserves their storage, as Reserve). Best
-  // effort; safe to call from another thread, also concurrently with stores,
-  // Reserve and CloseAndTruncate (then it does nothing).
-  virtual void Populate(size_t offset, size_t length) {}
-  // As Populate, but on a file on a disk too, where Populate leaves the
-  // pages clean (every fdatasync would write back pages dirtied ahead) and
-  // the first store to each page faults. For files synced rarely.
-  virtual void PopulateDirty(size_t offset, size_t length) { Populate(offset, length); }
-  // Unmaps and sets the file's length to `length` (<= capacity), then closes,
-  // also when it returns an error. Afterwards Sync, SyncPrefix, Reserve
-  // beyond what was reserved and CloseAndTruncate return
-  // FailedPreconditionError, Populate does nothing and data() is null.
-  virtual absl::Status CloseAndTruncate(size_t length) = 0;
-};
-
-// A whole file mapped read-only. Immutable files (segments) are read this
-// way. Thread-safe.
-class ReadOnlyMappedFile {
- public:
-  virtual ~ReadOnlyMappedFile() = default;
-  virtual const char* data() const = 0;
-  virtual size_t size() const = 0;
-};
-
-// A file written front to back.
-class WritableFile {
- public:
-  virtual ~WritableFile() = default;
-  virtual absl::Status Append(std::string_view data) = 0;
-  virtual absl::Status Sync() = 0;
-  virtual absl::Status Close() = 0;
-};
-
-// Held while a directory is locked; the destructor unlocks.
-class FileLock {
- public:
-  virtual ~FileLock() = default;
-};
-
-class FileSystem {
- public:
-  virtual ~FileSystem() = default;
-
-  // The process-wide POSIX file system. Never null; never deleted.
-  static FileSystem* Default();
-
-  // Opens (creating when absent) `path` and maps `capacity` bytes of it for
-  // writing; a shorter file is extended with zeros. With `populate`, pages
-  // are faulted in up front so stores take no page faults.
-  virtual absl::StatusOr<std::unique_ptr<MappedFile>> OpenMapped(
-      const std::string& path, size_t capacity, bool populate) = 0;
-  // Opens (creating when absent) `path` as a log file of `capacity` bytes
-  // written with direct I/O, keeping its first `resume_offset` bytes and
-  // making them durable before it returns. Unlike OpenMapped's files, bytes
-  // stored through data() reach the file only in SyncPrefix (durably) or
-  // CloseAndTruncate, and are lost if the process dies first; Sync makes
-  // only what SyncPrefix wrote durable. Meant for logs synced after every
-  // write (util/direct_log_file.h). UnimplementedError when this file system
-  // cannot (callers then use OpenMapped); the default.
-  virtual absl::StatusOr<std::unique_ptr<MappedFile>> OpenDirect(const std::string& path,
-                                                                 size_t capacity,
-                                                                 size_t resume_offset) {
-    return absl::UnimplementedError("no direct-I/O log files on this file system");
-  }
-  // Maps all of an existing file read-only. An empty file maps to size 0.
-  virtual absl::StatusOr<std::unique_ptr<ReadOnlyMappedFile>> OpenReadOnlyMapped(
-      const std::string& path) = 0;
-  // Creates (truncating) a file for sequential writing.
-  virtual absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(
-      const std::string& path) = 0;
-  // The whole content of a file.
-  virtual absl::StatusOr<std::string> ReadFile(const std::string& path) = 0;
-
-  virtual absl::Status Rename(const std::string& from, const std::string& to) = 0;
-  virtual absl::Status RemoveFile(const std::string& path) = 0;
-  // Removes a directory and everything below it. OK when it does not exist.
-  virtual absl::Status RemoveDirRecursive(const std::string& path) = 0;
-  // Creates a directory (and missing parents). OK when it exists.
-  virtual absl::Status CreateDir(const std::string& path) = 0;
-  // fsyncs a directory, making creations, renames and removals in it durable.
-  virtual absl::Status SyncDir(const std::string& path) = 0;
-  virtual absl::Status Truncate(const std::string& path, uint64_t length) = 0;
-  // Names in a directory (no "." or ".."), unsorted. NotFound when absent.
-  virtual absl::StatusOr<std::vector<std::string>> ListDir(
-      const std::string& path) = 0;
-  virtual bool Exists(const std::string& path) = 0;
-  virtual absl::StatusOr<uint64_t> FileSize(const std::string& path) = 0;
-  // Takes an exclusive advisory lock (flock) on `path`, creating it. Fails
-  // with FailedPrecondition when another process or another lock object in
-  // this process holds it.
-  virtual absl::StatusOr<std::unique_ptr<FileLock>> LockFile(
-      const std::string& path) = 0;
-};
 
 // Appended to a file's name while it is written: the temporary of
 // WriteFileAtomic, and of every file written then renamed into place.

@@ -27,7 +27,6 @@
 #include <vector>
 
 #include "crash/loops.h"
-#include "db/db_impl.h"
 #include "testutil/fault_injection_fs.h"
 #include "util/hash.h"
 
@@ -275,7 +274,7 @@ bool RunPowerLossLoop(const LoopConfig& config, Figures* figures) {
                          : std::chrono::milliseconds(5 + rng() % 60);
     const Options options = MakeOptions(shape, c.policy);
 
-    absl::StatusOr<std::unique_ptr<DB>> db = OpenWithFileSystem(options, path, fs.get());
+    absl::StatusOr<std::unique_ptr<DB>> db = test::OpenOnFileSystem(options, path, fs.get());
     if (!db.ok()) {
       std::fprintf(stderr, "power loop: cycle %llu: open of %s -> %s\n",
                    static_cast<unsigned long long>(n), path.c_str(),
@@ -354,7 +353,7 @@ bool RunPowerLossLoop(const LoopConfig& config, Figures* figures) {
       std::fprintf(stderr, "power loop: DropUnsyncedData -> %s\n", s.ToString().c_str());
       return keep();
     }
-    db = OpenWithFileSystem(options, path, fs.get());
+    db = test::OpenOnFileSystem(options, path, fs.get());
     if (!db.ok()) {
       std::fprintf(stderr, "power loop: cycle %llu (%s%s): reopen after the power loss of %s -> %s\n",
                    static_cast<unsigned long long>(n), PolicyName(c.policy),

@@ -54,6 +54,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "shoal/db.h"
 #include "util/file_system.h"
 #include "util/mutex.h"
 
@@ -234,6 +236,14 @@ class FaultInjectionFileSystem final : public FileSystem {
   std::map<std::string, std::shared_ptr<Node>> nodes_ ABSL_GUARDED_BY(mu_);
   std::vector<DirOp> dir_ops_ ABSL_GUARDED_BY(mu_);  // oldest first
 };
+
+// DB::Open with every file operation going through `fs` (Options::file_system).
+inline absl::StatusOr<std::unique_ptr<DB>> OpenOnFileSystem(Options options,
+                                                           const std::string& path,
+                                                           FileSystem* fs) {
+  options.file_system = fs;
+  return DB::Open(options, path);
+}
 
 }  // namespace shoal::test
 
