@@ -8,6 +8,7 @@
 // held by another DB object or another process.
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -500,6 +501,35 @@ TEST(OptionsLimitTest, TooManyWorkerThreadsIsInvalidArgumentNotAnAbort) {
   EXPECT_TRUE(std::filesystem::is_empty(dir.path()) || !std::filesystem::exists(dir.path()));
   o.worker_threads = 4;
   EXPECT_OK(DB::Open(o, dir.path()));
+}
+
+// The system refuses threads: Open returns ResourceExhausted instead of
+// aborting on std::system_error (as it did until 2026-11-25). A child process
+// becomes user `nobody` with RLIMIT_NPROC 1 (root is exempt from the limit,
+// so the test needs root to switch users; it skips otherwise).
+TEST(OptionsLimitTest, ThreadsTheSystemRefusesAreResourceExhaustedNotAnAbort) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root, to run a child as another user";
+  TempDir dir;
+  std::filesystem::permissions(dir.path(), std::filesystem::perms::all);
+  const std::string path = dir.path() + "/db";
+  Options o = DefaultOptions(kDim);
+  o.worker_threads = 4;
+  constexpr int kCouldNotSwitch = 100, kOpened = 101;
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const rlimit one{1, 1};
+    if (::setgid(65534) != 0 || ::setuid(65534) != 0 || ::setrlimit(RLIMIT_NPROC, &one) != 0) {
+      ::_exit(kCouldNotSwitch);
+    }
+    absl::StatusOr<std::unique_ptr<DB>> db = DB::Open(o, path);
+    ::_exit(db.ok() ? kOpened : static_cast<int>(db.status().code()));
+  }
+  int wstatus = 0;
+  ASSERT_EQ(::waitpid(pid, &wstatus, 0), pid);
+  ASSERT_TRUE(WIFEXITED(wstatus)) << "the child died of signal " << WTERMSIG(wstatus);
+  ASSERT_NE(WEXITSTATUS(wstatus), kCouldNotSwitch) << "could not become nobody";
+  EXPECT_EQ(WEXITSTATUS(wstatus), static_cast<int>(StatusCode::kResourceExhausted));
 }
 
 // ---- Collections ----

@@ -147,5 +147,34 @@ TEST_F(SourceSetTest, CompactionInputsStopBelowTheLimitAndEveryFrozenMemtable) {
   EXPECT_EQ(Numbers(set.CompactionInputs(100)), (std::vector<uint64_t>{1, 2, 3}));
 }
 
+TEST_F(SourceSetTest, SizeTieredPolicyMergesTheNewestRunOfSimilarSizes) {
+  CompactionOptions four;  // T = 4, size_ratio 0.2
+  auto run = [&](const std::vector<uint64_t>& sizes, uint64_t limit = 1000) {
+    SourceSet set;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      std::vector<std::pair<uint64_t, float>> puts;
+      for (uint64_t id = 0; id < sizes[i]; ++id) puts.push_back({id, 1});
+      SegmentSource s = Seg(i + 1, 10 * i + 1, 10 * i + 10, puts);
+      set.AddSegment(std::move(s));
+    }
+    return Numbers(set.SizeTieredInputs(limit, four));
+  };
+  EXPECT_TRUE(run({5, 5, 5}).empty());  // fewer than T
+  EXPECT_EQ(run({5, 5, 5, 5}), (std::vector<uint64_t>{1, 2, 3, 4}));
+  // A much larger old segment stays out of the run.
+  EXPECT_EQ(run({100, 5, 5, 5, 5}), (std::vector<uint64_t>{2, 3, 4, 5}));
+  // An older segment up to (1 + 0.2) x the run so far joins it.
+  EXPECT_EQ(run({24, 5, 5, 5, 5}), (std::vector<uint64_t>{1, 2, 3, 4, 5}));
+  EXPECT_EQ(run({25, 5, 5, 5, 5}), (std::vector<uint64_t>{2, 3, 4, 5}));
+  // Older, smaller segments join a big newest one.
+  EXPECT_EQ(run({5, 5, 5, 5, 100}), (std::vector<uint64_t>{1, 2, 3, 4, 5}));
+  // A small newest segment (the tail of a flush) does not block the run
+  // behind it.
+  EXPECT_EQ(run({5, 5, 5, 5, 2}), (std::vector<uint64_t>{1, 2, 3, 4}));
+  EXPECT_TRUE(run({5, 5, 5, 2}).empty());
+  // Only segments below the limit (older than what is not a segment yet).
+  EXPECT_TRUE(run({5, 5, 5, 5}, 31).empty());
+}
+
 }  // namespace
 }  // namespace shoal

@@ -133,6 +133,11 @@ class DB {
   // Merges segments, dropping deleted and overwritten vectors. Every
   // collection, as Flush.
   [[nodiscard]] virtual absl::Status Compact() = 0;
+  // Returns once no flush or background compaction is queued or running in
+  // any collection (as RocksDB's WaitForCompact); it flushes nothing itself
+  // (call Flush() first for that). Returns the error of the last flush or
+  // background compaction when it failed and nothing retries it.
+  [[nodiscard]] virtual absl::Status WaitForCompact() = 0;
   // Makes every write durable (fdatasync of every log) and releases the
   // directory. Later calls return FailedPrecondition. Idempotent.
   [[nodiscard]] virtual absl::Status Close() = 0;

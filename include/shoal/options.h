@@ -44,6 +44,24 @@ struct GraphOptions {
   float alpha = 1.2f;               // robust-prune slack (>= 1): larger = longer edges kept
 };
 
+// Background compaction: as memtables flush, a shard's segments accumulate
+// (one per flush); a search visits every one. Compaction merges adjacent
+// segments of similar size in the background (size-tiered, as RocksDB's
+// universal compaction), so that a shard keeps O(log N) segments: at most
+// about (min_merge_width - 1) per power of min_merge_width of the flushes
+// written. docs/architecture.md, "Compaction policy".
+struct CompactionOptions {
+  // Merge in the background after flushes. Off: only DB::Compact() merges.
+  bool automatic = true;
+  // T (>= 2): a run of at least this many adjacent segments of similar size
+  // is merged into one. Larger: fewer merges (less rewriting), more segments.
+  uint32_t min_merge_width = 4;
+  // What "similar" means: walking from the newest segment to older ones, the
+  // next older one joins the run while its size (vectors and tombstones) is
+  // at most (1 + size_ratio) times the run's so far (>= 0).
+  double size_ratio = 0.2;
+};
+
 // The shape of one collection. Fixed when the collection is created.
 struct CollectionOptions {
   uint32_t dim = 0;                 // REQUIRED: 1..4096
@@ -114,6 +132,8 @@ struct Options {
   // (shoal/file_system.h). Null means FileSystem::Default() (POSIX). Not
   // owned; must outlive the DB.
   FileSystem* file_system = nullptr;
+  // Background compaction of every collection's segments.
+  CompactionOptions compaction;
   // Threads for parallel work (batch writes, recovery, search fan-out).
   // 0 = std::thread::hardware_concurrency(); at most 1024. Open returns
   // ResourceExhaustedError when the system refuses a thread.

@@ -62,6 +62,7 @@ absl::StatusOr<std::unique_ptr<Collection>> Collection::Open(
     so.commit_log = c->commit_log_.get();
     so.prefaulter = context.prefaulter;
     so.flusher = context.flusher;
+    so.compactor = context.compactor;
     so.pool = context.pool;
     so.manifest = context.manifest;
     if (i < shards.size()) so.meta = shards[i];
@@ -378,6 +379,8 @@ absl::Status Collection::ForEachShard(absl::Status (Shard::*call)()) {
 absl::Status Collection::Flush() { return ForEachShard(&Shard::Flush); }
 
 absl::Status Collection::Compact() { return ForEachShard(&Shard::Compact); }
+
+absl::Status Collection::WaitForCompact() { return ForEachShard(&Shard::WaitForBackgroundWork); }
 
 absl::Status Collection::SyncWal() { return ForEachShard(&Shard::SyncWal); }
 

@@ -35,6 +35,7 @@ class Collection {
     ThreadPool* pool = nullptr;
     BackgroundWorker* prefaulter = nullptr;
     BackgroundWorker* flusher = nullptr;
+    BackgroundWorker* compactor = nullptr;
     ManifestEditor* manifest = nullptr;
     Options db_options;
     uint64_t incarnation = 0;  // for ManifestEditor::Apply
@@ -70,6 +71,8 @@ class Collection {
   [[nodiscard]] absl::Status Flush();
   // Every shard's segments merged into one.
   [[nodiscard]] absl::Status Compact();
+  // Returns once no shard has a flush or compaction queued or running.
+  [[nodiscard]] absl::Status WaitForCompact();
 
   // Makes every shard's log durable.
   [[nodiscard]] absl::Status SyncWal();

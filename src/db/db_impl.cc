@@ -65,6 +65,7 @@ absl::Status DBImpl::Open() {
   SHOAL_ASSIGN_OR_RETURN(pool_, ThreadPool::Create(options_.worker_threads));
   SHOAL_ASSIGN_OR_RETURN(prefaulter_, BackgroundWorker::Create());
   SHOAL_ASSIGN_OR_RETURN(flusher_, BackgroundWorker::Create());
+  SHOAL_ASSIGN_OR_RETURN(compactor_, BackgroundWorker::Create());
 
   MutexLock lock(&mu_);
   const std::string manifest_path = JoinPath(path_, kManifestFile);
@@ -156,6 +157,7 @@ Collection::Context DBImpl::MakeContext(uint64_t incarnation) {
   context.pool = pool_.get();
   context.prefaulter = prefaulter_.get();
   context.flusher = flusher_.get();
+  context.compactor = compactor_.get();
   context.manifest = this;
   context.db_options = options_;
   return context;
@@ -375,6 +377,16 @@ absl::Status DBImpl::Flush() { return ForEachCollection(&Collection::Flush); }
 
 absl::Status DBImpl::Compact() { return ForEachCollection(&Collection::Compact); }
 
+absl::Status DBImpl::WaitForCompact() {
+  if (closed_.load()) return absl::FailedPreconditionError("database is closed");
+  absl::Status first;
+  for (auto& c : AllCollections()) {
+    absl::Status s = c->WaitForCompact();
+    if (!s.ok() && !c->dropped() && first.ok()) first = s;
+  }
+  return first;
+}
+
 std::vector<CollectionReport> DBImpl::CollectStats() const {
   std::vector<CollectionReport> out;
   for (const auto& c : AllCollections()) out.push_back(c->Report());
@@ -417,6 +429,7 @@ absl::Status DBImpl::Close() {
     }
     collections_.clear();
   }
+  compactor_.reset();
   flusher_.reset();
   prefaulter_.reset();
   pool_.reset();

@@ -68,6 +68,7 @@ class DBImpl final : public DB, private ManifestEditor {
   // For the inspection tools (db/inspect.h).
   std::vector<struct CollectionReport> CollectStats() const;
   absl::Status Compact() override;
+  absl::Status WaitForCompact() override;
   absl::Status Close() override;
 
  private:
@@ -101,6 +102,7 @@ class DBImpl final : public DB, private ManifestEditor {
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<BackgroundWorker> prefaulter_;
   std::unique_ptr<BackgroundWorker> flusher_;
+  std::unique_ptr<BackgroundWorker> compactor_;  // background merges (Options::compaction)
 
   // The manifest as last written. Lock order: mu_ before manifest_mu_.
   mutable Mutex manifest_mu_;

@@ -17,6 +17,14 @@ absl::Status ValidateOptions(const Options& o) {
   if (static_cast<uint8_t>(o.fsync) > static_cast<uint8_t>(FsyncPolicy::kInterval)) {
     return absl::InvalidArgumentError("unknown fsync policy");
   }
+  if (o.compaction.min_merge_width < 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "compaction.min_merge_width must be >= 2, got ", o.compaction.min_merge_width));
+  }
+  if (!(o.compaction.size_ratio >= 0) || !std::isfinite(o.compaction.size_ratio)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "compaction.size_ratio must be a finite number >= 0, got ", o.compaction.size_ratio));
+  }
   if (o.worker_threads > kMaxWorkerThreads) {
     return absl::InvalidArgumentError(absl::StrCat(
         "worker_threads must be at most ", kMaxWorkerThreads, ", got ", o.worker_threads));

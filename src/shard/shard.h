@@ -79,6 +79,9 @@ struct ShardOptions {
   BackgroundWorker* prefaulter = nullptr;
   // Runs flushes; may be null (then only Flush() builds segments, inline).
   BackgroundWorker* flusher = nullptr;
+  // Runs background compactions (Options::compaction); may be null (then
+  // only Compact() merges).
+  BackgroundWorker* compactor = nullptr;
   ThreadPool* pool = nullptr;           // threads for graph builds
   ManifestEditor* manifest = nullptr;   // REQUIRED
 };
@@ -176,6 +179,10 @@ class Shard {
   // every bulk part still being built, are merged: the merged segment ranks
   // by its newest input, so it must rank below all of those, as its data does.
   [[nodiscard]] absl::Status Compact();
+  // Returns once no flush or compaction of this shard is queued or running
+  // (and no frozen memtable waits), or with the error of the last one when
+  // it failed and nothing retries it.
+  [[nodiscard]] absl::Status WaitForBackgroundWork();
 
   // Makes everything appended so far durable.
   [[nodiscard]] absl::Status SyncWal();
@@ -308,6 +315,20 @@ class Shard {
   // Removes log files <= number (all flushed).
   void RemoveLogFilesUpTo(uint64_t number);
 
+  // ---- shard_compact.cc ----
+  // The oldest sequence that is not in a segment yet (the active memtable, a
+  // bulk load in flight): compaction inputs rank below it.
+  uint64_t CompactionLimitLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // Queues a background compaction when the size-tiered policy has a run
+  // due and none is queued.
+  void MaybeScheduleCompactionLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status RunBackgroundCompaction();
+  // Merges `inputs` (adjacent segments, oldest first) into one segment that
+  // replaces them: newest version of each id, tombstones dropped when the
+  // oldest input is the shard's oldest segment, else kept (they still hide
+  // older segments' vectors). REQUIRES: compact_mu_ held.
+  absl::Status MergeSegments(const std::vector<SegmentSource>& inputs, bool keep_tombstones);
+
   FileSystem* const fs_;
   const std::string dir_;
   const ShardOptions options_;
@@ -328,9 +349,12 @@ class Shard {
   std::chrono::steady_clock::time_point flush_retry_at_ ABSL_GUARDED_BY(mu_);
   std::chrono::milliseconds flush_backoff_ ABSL_GUARDED_BY(mu_){kMinFlushBackoff};
   bool flush_retry_scheduled_ ABSL_GUARDED_BY(mu_) = false;
+  bool compaction_scheduled_ ABSL_GUARDED_BY(mu_) = false;
+  bool compaction_running_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status compaction_status_ ABSL_GUARDED_BY(mu_);  // last background merge
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   bool closing_ ABSL_GUARDED_BY(mu_) = false;  // background flushes stop
-  std::atomic<int> pending_tasks_{0};  // flush tasks queued on the flusher
+  std::atomic<int> pending_tasks_{0};  // tasks queued on the flusher and compactor
   // Sequences of bulk parts prepared but not yet installed or discarded.
   std::multiset<uint64_t> pending_bulk_ ABSL_GUARDED_BY(mu_);
   Mutex compact_mu_;  // one compaction at a time

@@ -8,8 +8,8 @@
 //      behind another's), then every shard locked in index order (so
 //      batches never deadlock) and checked again without waiting;
 //   2. begin: each part's record begun in its shard's log (room reserved,
-//      payload stored); a failure here leaves every log as it was, since a
-//      record begun and not finished takes no room;
+//      payload stored), the shards in parallel; a failure here leaves every
+//      log as it was, since a record begun and not finished takes no room;
 //   3. finish: with a commit log, room for all the copies reserved there
 //      first (CommitLog::AppendAll), then each shard's record finished and
 //      copied; without, each record finished;
@@ -92,23 +92,27 @@ absl::Status Shard::PutAcross(std::span<const BatchPart> parts, ThreadPool* pool
     if (commit == nullptr || i == 0) syncing[i].emplace(parts[i].shard);
   }
 
-  // 2. Begin.
+  // 2. Begin, each shard's log on its own (in parallel: a record's room is
+  // reserved, and its payload stored, at memory speed).
   std::vector<char*> payloads(parts.size());
-  for (size_t i = 0; i < parts.size(); ++i) {
-    absl::StatusOr<char*> begun =
-        parts[i].shard->wal_->BeginRecord(wal::PutPayloadSize(parts[i].ids.size(), dim));
-    if (!begun.ok()) return begun.status();
-    payloads[i] = *begun;
-  }
+  std::vector<absl::Status> begun(parts.size());
   const size_t row_bytes = dim * sizeof(float);
   for_each_part([&](size_t i) {
     const BatchPart& p = parts[i];
+    absl::StatusOr<char*> payload =
+        p.shard->wal_->BeginRecord(wal::PutPayloadSize(p.ids.size(), dim));
+    if (!payload.ok()) {
+      begun[i] = payload.status();
+      return;
+    }
+    payloads[i] = *payload;
     std::memcpy(payloads[i], p.ids.data(), p.ids.size() * sizeof(uint64_t));
     char* out = payloads[i] + p.ids.size() * sizeof(uint64_t);
     for (size_t r = 0; r < p.ids.size(); ++r) {
       std::memcpy(out + r * row_bytes, p.rows[r], row_bytes);
     }
   });
+  for (const absl::Status& s : begun) SHOAL_RETURN_IF_ERROR(s);
 
   // 3. Finish.
   std::vector<uint64_t> lsns(parts.size(), 0);

@@ -144,6 +144,7 @@ absl::Status Shard::FlushOldest() {
     sources_.RemoveOldestFrozen();
     sources_.AddSegment({std::move(segment), meta});
     flushed_sequence_ = std::max(flushed_sequence_, f.max_sequence);
+    MaybeScheduleCompactionLocked();
     flushed_.SignalAll();
   }
   RemoveLogFilesUpTo(f.last_wal_number);
@@ -258,70 +259,7 @@ void Shard::InstallBulk(const BulkPart& part) {
   auto pending = pending_bulk_.find(part.sequence);
   if (pending != pending_bulk_.end()) pending_bulk_.erase(pending);
   sources_.AddSegment({part.segment, part.meta});
-}
-
-absl::Status Shard::Compact() {
-  MutexLock compacting(&compact_mu_);
-  SHOAL_RETURN_IF_ERROR(Flush());
-  std::vector<SegmentSource> inputs;
-  {
-    ReaderMutexLock lock(&mu_);
-    // Only segments older than every source that is not one yet (a bulk
-    // part in flight, a frozen memtable a bulk load froze after Flush()
-    // above): the merged segment's range spans its inputs, so it must not
-    // reach past data that ranks above some of them.
-    uint64_t limit = active_min_sequence_;
-    if (!pending_bulk_.empty()) limit = std::min(limit, *pending_bulk_.begin());
-    inputs = sources_.CompactionInputs(limit);
-  }
-  uint64_t tombstones = 0;
-  for (const SegmentSource& s : inputs) tombstones += s.meta.tombstones;
-  if (inputs.empty() || (inputs.size() == 1 && tombstones == 0)) return absl::OkStatus();
-
-  // Newest first: the first source that names an id decides it. Tombstones
-  // only hide older data, and nothing older than these segments remains, so
-  // the output has none.
-  absl::flat_hash_set<uint64_t> seen;
-  std::vector<uint64_t> ids, sequences;
-  std::vector<float> rows;
-  for (auto it = inputs.rbegin(); it != inputs.rend(); ++it) {
-    std::vector<uint64_t> hidden_here;
-    it->segment->ForEachTombstone([&](uint64_t id, uint64_t) { hidden_here.push_back(id); });
-    SHOAL_RETURN_IF_ERROR(it->segment->ForEachVector(
-        [&](uint64_t id, uint64_t sequence, const float* v) {
-          if (!seen.insert(id).second) return;
-          ids.push_back(id);
-          sequences.push_back(sequence);
-          rows.insert(rows.end(), v, v + dim());
-        }));
-    seen.insert(hidden_here.begin(), hidden_here.end());
-  }
-  SegmentMeta meta;
-  meta.number = options_.manifest->NewFileNumber();
-  meta.min_sequence = inputs.front().meta.min_sequence;
-  meta.max_sequence = inputs.front().meta.max_sequence;
-  for (const SegmentSource& s : inputs) {
-    meta.min_sequence = std::min(meta.min_sequence, s.meta.min_sequence);
-    meta.max_sequence = std::max(meta.max_sequence, s.meta.max_sequence);
-  }
-  meta.vectors = ids.size();
-  SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Segment> segment,
-                         WriteSegment(meta.number, Contents(ids, sequences, rows.data())));
-  ShardEdit edit;
-  edit.shard = options_.index;
-  edit.add.push_back(meta);
-  for (const SegmentSource& s : inputs) edit.remove.push_back(s.meta.number);
-  const std::string path = SegmentPath(meta.number);
-  SHOAL_RETURN_IF_ERROR(PublishSegments(fs_, options_.manifest, options_.collection_name,
-                                        options_.collection_incarnation, {&edit, 1},
-                                        {&path, 1}));
-  {
-    MutexLock lock(&mu_);
-    sources_.ReplaceSegments(edit.remove, {std::move(segment), meta});
-  }
-  // Readers holding the old segments keep their mappings; the files go now.
-  for (uint64_t number : edit.remove) (void)fs_->RemoveFile(SegmentPath(number));
-  return absl::OkStatus();
+  MaybeScheduleCompactionLocked();
 }
 
 }  // namespace shoal

@@ -217,6 +217,7 @@ absl::Status Shard::Recover() {
   }
   MaybeFreezeLocked();
   if (!sources_.frozen().empty()) ScheduleFlush();
+  MaybeScheduleCompactionLocked();
   return absl::OkStatus();
 }
 

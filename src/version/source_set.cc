@@ -62,6 +62,30 @@ std::vector<SegmentSource> SourceSet::CompactionInputs(uint64_t limit) const {
   return inputs;
 }
 
+std::vector<SegmentSource> SourceSet::SizeTieredInputs(uint64_t limit,
+                                                       const CompactionOptions& options) const {
+  std::vector<SegmentSource> candidates = CompactionInputs(limit);
+  auto size = [](const SegmentSource& s) {
+    return static_cast<double>(std::max<uint64_t>(1, s.meta.vectors + s.meta.tombstones));
+  };
+  // The newest run that is due: a run starts at some segment and takes in
+  // older ones while they fit (a small newest segment, the tail of a flush,
+  // must not block the tier behind it).
+  for (size_t end = candidates.size(); end >= options.min_merge_width; --end) {
+    size_t begin = end - 1;
+    double run = size(candidates[begin]);
+    while (begin > 0 && size(candidates[begin - 1]) <= (1 + options.size_ratio) * run) {
+      --begin;
+      run += size(candidates[begin]);
+    }
+    if (end - begin >= options.min_merge_width) {
+      return std::vector<SegmentSource>(candidates.begin() + static_cast<ptrdiff_t>(begin),
+                                        candidates.begin() + static_cast<ptrdiff_t>(end));
+    }
+  }
+  return {};
+}
+
 SourceSnapshot SourceSet::Snapshot() const {
   SourceSnapshot snapshot;
   snapshot.sources_.reserve(frozen_.size() + segments_.size());

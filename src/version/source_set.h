@@ -31,6 +31,7 @@
 #include "absl/status/statusor.h"
 #include "memtable/memtable.h"
 #include "segment/segment.h"
+#include "shoal/options.h"
 #include "version/manifest.h"
 
 namespace shoal {
@@ -103,6 +104,18 @@ class SourceSet {
   // ranks above any input: the caller's limit is the oldest sequence of
   // what is not a segment yet (the active memtable, bulk loads in flight).
   std::vector<SegmentSource> CompactionInputs(uint64_t limit) const;
+  // The run the size-tiered policy merges next (CompactionOptions), among
+  // CompactionInputs(limit): a run starts at a segment and takes in older
+  // ones while each one's size (vectors + tombstones, at least 1) is at most
+  // (1 + size_ratio) times the run's so far; the newest run of at least
+  // min_merge_width segments is merged. Oldest first; empty when none is due.
+  std::vector<SegmentSource> SizeTieredInputs(uint64_t limit,
+                                              const CompactionOptions& options) const;
+  // Whether `segment` is the oldest segment (nothing older holds data that
+  // its tombstones would have to keep hiding).
+  bool IsOldestSegment(uint64_t number) const {
+    return !segments_.empty() && segments_.front().meta.number == number;
+  }
 
   // Every source, newest first.
   SourceSnapshot Snapshot() const;

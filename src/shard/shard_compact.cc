@@ -1,0 +1,169 @@
+// Copyright 2026 The shoal Authors.
+//
+// Shard compaction: Compact() merges every segment it may (manual), and a
+// background compaction merges the run the size-tiered policy picks
+// (SourceSet::SizeTieredInputs, Options::compaction) after flushes. Both
+// merge through MergeSegments and publish through PublishSegments.
+
+#include <algorithm>
+#include <chrono>
+#include <new>
+
+#include "absl/container/flat_hash_set.h"
+#include "shard/shard.h"
+#include "util/status_macros.h"
+
+namespace shoal {
+
+uint64_t Shard::CompactionLimitLocked() const {
+  // Only segments older than every source that is not one yet (a bulk part
+  // in flight; frozen memtables, which SourceSet adds itself): the merged
+  // segment's range spans its inputs, so it must not reach past data that
+  // ranks above some of them.
+  uint64_t limit = active_min_sequence_;
+  if (!pending_bulk_.empty()) limit = std::min(limit, *pending_bulk_.begin());
+  return limit;
+}
+
+absl::Status Shard::Compact() {
+  MutexLock compacting(&compact_mu_);
+  SHOAL_RETURN_IF_ERROR(Flush());
+  std::vector<SegmentSource> inputs;
+  {
+    ReaderMutexLock lock(&mu_);
+    inputs = sources_.CompactionInputs(CompactionLimitLocked());
+  }
+  uint64_t tombstones = 0;
+  for (const SegmentSource& s : inputs) tombstones += s.meta.tombstones;
+  if (inputs.empty() || (inputs.size() == 1 && tombstones == 0)) return absl::OkStatus();
+  // The inputs start at the oldest segment: nothing older remains for their
+  // tombstones to hide.
+  return MergeSegments(inputs, /*keep_tombstones=*/false);
+}
+
+void Shard::MaybeScheduleCompactionLocked() {
+  if (options_.compactor == nullptr || !options_.db.compaction.automatic ||
+      compaction_scheduled_ || closing_) {
+    return;
+  }
+  if (sources_.SizeTieredInputs(CompactionLimitLocked(), options_.db.compaction).empty()) {
+    return;
+  }
+  compaction_scheduled_ = true;
+  pending_tasks_.fetch_add(1);
+  options_.compactor->Schedule([this] {
+    (void)RunBackgroundCompaction();
+    // The last touch of `this`: Close waits for the count to reach zero.
+    pending_tasks_.fetch_sub(1);
+  });
+}
+
+absl::Status Shard::RunBackgroundCompaction() {
+  MutexLock compacting(&compact_mu_);
+  std::vector<SegmentSource> inputs;
+  bool keep_tombstones = true;
+  {
+    MutexLock lock(&mu_);
+    compaction_scheduled_ = false;
+    if (closing_) {
+      flushed_.SignalAll();
+      return absl::OkStatus();
+    }
+    inputs = sources_.SizeTieredInputs(CompactionLimitLocked(), options_.db.compaction);
+    if (inputs.empty()) {
+      flushed_.SignalAll();
+      return absl::OkStatus();
+    }
+    keep_tombstones = !sources_.IsOldestSegment(inputs.front().meta.number);
+    compaction_running_ = true;
+  }
+  absl::Status s;
+  try {
+    s = MergeSegments(inputs, keep_tombstones);
+  } catch (const std::bad_alloc&) {
+    s = absl::ResourceExhaustedError("out of memory while merging segments");
+  }
+  MutexLock lock(&mu_);
+  compaction_running_ = false;
+  compaction_status_ = s;
+  // A failed merge changed nothing; the next flush tries again. A merge
+  // that succeeded may have made the next run due (tiers cascade).
+  if (s.ok()) MaybeScheduleCompactionLocked();
+  flushed_.SignalAll();
+  return s;
+}
+
+absl::Status Shard::MergeSegments(const std::vector<SegmentSource>& inputs,
+                                  bool keep_tombstones) {
+  // Newest first: the first input that names an id decides it. A tombstone
+  // hides the id in the inputs older than its own, and stays in the output
+  // only when segments older than every input remain for it to hide.
+  absl::flat_hash_set<uint64_t> seen;
+  std::vector<uint64_t> ids, sequences, tombstone_ids, tombstone_sequences;
+  std::vector<float> rows;
+  for (auto it = inputs.rbegin(); it != inputs.rend(); ++it) {
+    std::vector<uint64_t> hidden_here;
+    it->segment->ForEachTombstone([&](uint64_t id, uint64_t sequence) {
+      hidden_here.push_back(id);
+      if (keep_tombstones && !seen.contains(id)) {
+        tombstone_ids.push_back(id);
+        tombstone_sequences.push_back(sequence);
+      }
+    });
+    SHOAL_RETURN_IF_ERROR(it->segment->ForEachVector(
+        [&](uint64_t id, uint64_t sequence, const float* v) {
+          if (!seen.insert(id).second) return;
+          ids.push_back(id);
+          sequences.push_back(sequence);
+          rows.insert(rows.end(), v, v + dim());
+        }));
+    seen.insert(hidden_here.begin(), hidden_here.end());
+  }
+  SegmentMeta meta;
+  meta.number = options_.manifest->NewFileNumber();
+  meta.min_sequence = inputs.front().meta.min_sequence;
+  meta.max_sequence = inputs.front().meta.max_sequence;
+  for (const SegmentSource& s : inputs) {
+    meta.min_sequence = std::min(meta.min_sequence, s.meta.min_sequence);
+    meta.max_sequence = std::max(meta.max_sequence, s.meta.max_sequence);
+  }
+  meta.vectors = ids.size();
+  meta.tombstones = tombstone_ids.size();
+  SHOAL_ASSIGN_OR_RETURN(
+      std::shared_ptr<Segment> segment,
+      WriteSegment(meta.number,
+                   Contents(ids, sequences, rows.data(), tombstone_ids, tombstone_sequences)));
+  ShardEdit edit;
+  edit.shard = options_.index;
+  edit.add.push_back(meta);
+  for (const SegmentSource& s : inputs) edit.remove.push_back(s.meta.number);
+  const std::string path = SegmentPath(meta.number);
+  SHOAL_RETURN_IF_ERROR(PublishSegments(fs_, options_.manifest, options_.collection_name,
+                                        options_.collection_incarnation, {&edit, 1},
+                                        {&path, 1}));
+  {
+    MutexLock lock(&mu_);
+    sources_.ReplaceSegments(edit.remove, {std::move(segment), meta});
+  }
+  // Readers holding the old segments keep their mappings; the files go now.
+  for (uint64_t number : edit.remove) (void)fs_->RemoveFile(SegmentPath(number));
+  return absl::OkStatus();
+}
+
+absl::Status Shard::WaitForBackgroundWork() {
+  MutexLock lock(&mu_);
+  while (true) {
+    const bool busy = pending_tasks_.load() > 0 || flush_running_ || compaction_scheduled_ ||
+                      compaction_running_;
+    if (!busy && !sources_.frozen().empty() && !flush_status_.ok()) return flush_status_;
+    // Without a flusher only Flush() moves frozen memtables: nothing to wait for.
+    if (!busy && (sources_.frozen().empty() || options_.flusher == nullptr)) {
+      return compaction_status_;
+    }
+    if (closed_) return absl::FailedPreconditionError("database is closed");
+    // pending_tasks_ drops outside the lock: poll as Close does.
+    flushed_.WaitFor(&mu_, std::chrono::milliseconds(1));
+  }
+}
+
+}  // namespace shoal

@@ -1,0 +1,141 @@
+// Copyright 2026 The shoal Authors.
+//
+// Background compaction (Options::compaction): a shard written with many
+// small flushes keeps O(log N) segments without anyone calling Compact(),
+// every id keeps its newest version (a merge of newer segments keeps the
+// tombstones that still hide older ones), WaitForCompact waits for the
+// merges, and with compaction off every flush stays a segment.
+
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "shoal/db.h"
+#include "shoal/options.h"
+#include "testutil/temp_dir.h"
+
+namespace shoal::test {
+namespace {
+
+constexpr uint32_t kDim = 16;
+
+// One shard, so that the segment files are the shard's.
+Options SmallMemtables(bool automatic) {
+  Options o = DefaultOptions(kDim, Metric::kL2, 1);
+  o.memtable_bytes = 16 << 10;  // a flush every ~200 vectors
+  o.compaction.automatic = automatic;
+  return o;
+}
+
+// `rounds` PutBatch calls of `per_round` new ids each, then Flush.
+void WriteRounds(DB& db, int rounds, int per_round, VectorMap* model, uint64_t first_id = 0) {
+  for (int r = 0; r < rounds; ++r) {
+    std::vector<uint64_t> ids;
+    for (int i = 0; i < per_round; ++i) ids.push_back(first_id + uint64_t(r) * per_round + i);
+    const std::vector<float> rows = RandomVectors(ids.size(), kDim, 1000 + first_id + r);
+    ASSERT_OK(db.PutBatch(ids, rows));
+    for (size_t i = 0; i < ids.size(); ++i) {
+      (*model)[ids[i]] = std::vector<float>(Row(rows, i, kDim).begin(), Row(rows, i, kDim).end());
+    }
+  }
+  ASSERT_OK(db.Flush());
+}
+
+void ExpectSearchesMatchTheOracle(DB& db, const VectorMap& model) {
+  for (uint64_t q = 0; q < 5; ++q) {
+    const std::vector<float> query = RandomVector(kDim, 77 + q);
+    SearchOptions so;
+    so.k = 10;
+    so.list_size = 200;
+    ASSERT_OK_AND_ASSIGN(std::vector<Neighbor> got, db.Search(query, so));
+    EXPECT_TRUE(MatchesOracle(got, model, query, Metric::kL2, 10));
+  }
+}
+
+TEST(CompactionTest, ShardKeepsLogarithmicallyManySegmentsWithoutCompactCalls) {
+  TempDir dir;
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(SmallMemtables(true), dir.path()));
+  VectorMap model;
+  // 64 rounds of 100 vectors: 6,400 vectors, ~30 flushes.
+  ASSERT_NO_FATAL_FAILURE(WriteRounds(*db, 64, 100, &model));
+  ASSERT_OK(db->WaitForCompact());
+  const size_t segments = SegmentFiles(dir.path()).size();
+  // Size-tiered with T = 4: at most about 3 segments per power of 4 of the
+  // flushes (here < 64 = 4^3): 9, and far fewer than one per flush.
+  EXPECT_GE(segments, 1u);
+  EXPECT_LE(segments, 9u);
+  EXPECT_TRUE(HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
+  ExpectSearchesMatchTheOracle(*db, model);
+  ASSERT_OK(db->Close());
+  ASSERT_OK_AND_ASSIGN(db, DB::Open(SmallMemtables(true), dir.path()));
+  EXPECT_TRUE(HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
+}
+
+TEST(CompactionTest, WithCompactionOffEveryFlushStaysASegment) {
+  TempDir dir;
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(SmallMemtables(false), dir.path()));
+  VectorMap model;
+  ASSERT_NO_FATAL_FAILURE(WriteRounds(*db, 64, 100, &model));
+  ASSERT_OK(db->WaitForCompact());
+  EXPECT_GT(SegmentFiles(dir.path()).size(), 20u);
+  EXPECT_TRUE(HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
+}
+
+// A large old segment, then small flushes that overwrite and delete some of
+// its ids: the policy merges the small ones alone (the old one is far
+// larger), so the merged segment must keep their tombstones, or the deleted
+// ids would come back from the old segment.
+TEST(CompactionTest, MergingNewerSegmentsKeepsTombstonesThatHideOlderOnes) {
+  TempDir dir;
+  Options options = SmallMemtables(true);
+  options.memtable_bytes = 8 << 20;  // flushes only when asked
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, dir.path()));
+  VectorMap model;
+  ASSERT_NO_FATAL_FAILURE(WriteRounds(*db, 1, 3000, &model));  // the old segment
+  std::vector<uint64_t> deleted;
+  for (int round = 0; round < 8; ++round) {
+    // Each small flush deletes 5 old ids and overwrites 5 others.
+    for (int i = 0; i < 5; ++i) {
+      const uint64_t gone = uint64_t(round) * 100 + i;
+      ASSERT_OK(db->Delete(gone));
+      model.erase(gone);
+      deleted.push_back(gone);
+      const uint64_t changed = uint64_t(round) * 100 + 50 + i;
+      model[changed] = RandomVector(kDim, 5000 + changed);
+      ASSERT_OK(db->Put(changed, model[changed]));
+    }
+    ASSERT_OK(db->Flush());
+  }
+  ASSERT_OK(db->WaitForCompact());
+  // Merged: fewer than the 9 segments written, yet the old one is still there.
+  const size_t segments = SegmentFiles(dir.path()).size();
+  EXPECT_LT(segments, 9u);
+  EXPECT_GE(segments, 2u);
+  EXPECT_TRUE(HoldsExactly(*db, kDefaultCollection, Metric::kL2, model, deleted));
+  ExpectSearchesMatchTheOracle(*db, model);
+  ASSERT_OK(db->Close());
+  ASSERT_OK_AND_ASSIGN(db, DB::Open(options, dir.path()));
+  EXPECT_TRUE(HoldsExactly(*db, kDefaultCollection, Metric::kL2, model, deleted));
+  // A full Compact() then drops the tombstones and the old versions alike.
+  ASSERT_OK(db->Compact());
+  EXPECT_EQ(SegmentFiles(dir.path()).size(), 1u);
+  EXPECT_TRUE(HoldsExactly(*db, kDefaultCollection, Metric::kL2, model, deleted));
+}
+
+TEST(CompactionTest, BadCompactionOptionsAreInvalidArgument) {
+  TempDir dir;
+  Options o = SmallMemtables(true);
+  o.compaction.min_merge_width = 1;
+  EXPECT_STATUS_CODE(DB::Open(o, dir.path()), absl::StatusCode::kInvalidArgument);
+  o = SmallMemtables(true);
+  o.compaction.size_ratio = -1;
+  EXPECT_STATUS_CODE(DB::Open(o, dir.path()), absl::StatusCode::kInvalidArgument);
+  o.compaction.size_ratio = std::nan("");
+  EXPECT_STATUS_CODE(DB::Open(o, dir.path()), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace shoal::test
