@@ -371,7 +371,7 @@ absl::Status Collection::ForEachShard(absl::Status (Shard::*call)()) {
   absl::Status first;
   for (auto& shard : shards_) {
     absl::Status s = ((*shard).*call)();
-    if (first.ok()) first = s;
+    if (first.ok()) first = std::move(s);
   }
   return first;
 }

@@ -368,7 +368,7 @@ absl::Status DBImpl::ForEachCollection(absl::Status (Collection::*call)()) {
   absl::Status first;
   for (auto& c : AllCollections()) {
     absl::Status s = NoThrow([&] { return (c.get()->*call)(); });
-    if (!s.ok() && !c->dropped() && first.ok()) first = s;
+    if (!s.ok() && !c->dropped() && first.ok()) first = std::move(s);
   }
   return first;
 }
@@ -382,7 +382,7 @@ absl::Status DBImpl::WaitForCompact() {
   absl::Status first;
   for (auto& c : AllCollections()) {
     absl::Status s = c->WaitForCompact();
-    if (!s.ok() && !c->dropped() && first.ok()) first = s;
+    if (!s.ok() && !c->dropped() && first.ok()) first = std::move(s);
   }
   return first;
 }

@@ -112,7 +112,7 @@ absl::Status Shard::PutAcross(std::span<const BatchPart> parts, ThreadPool* pool
       std::memcpy(out + r * row_bytes, p.rows[r], row_bytes);
     }
   });
-  for (const absl::Status& s : begun) SHOAL_RETURN_IF_ERROR(s);
+  for (absl::Status& s : begun) SHOAL_RETURN_IF_ERROR(std::move(s));
 
   // 3. Finish.
   std::vector<uint64_t> lsns(parts.size(), 0);
@@ -171,7 +171,7 @@ absl::Status Shard::PutAcross(std::span<const BatchPart> parts, ThreadPool* pool
   if (commit != nullptr) return parts.front().shard->AfterAppend(commit_lsn, &syncing.front());
   std::vector<absl::Status> synced(parts.size());
   for_each_part([&](size_t i) { synced[i] = parts[i].shard->AfterAppend(lsns[i], &syncing[i]); });
-  for (const absl::Status& s : synced) SHOAL_RETURN_IF_ERROR(s);
+  for (absl::Status& s : synced) SHOAL_RETURN_IF_ERROR(std::move(s));
   return absl::OkStatus();
 }
 
