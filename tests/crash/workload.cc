@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <random>
 #include <set>
-#include <shared_mutex>
 
 #include "absl/strings/str_cat.h"
 #include "testutil/temp_dir.h"
@@ -94,28 +93,7 @@ uint64_t ValueHash(std::span<const float> v) {
   return h == 0 ? 1 : h;
 }
 
-namespace {
-
-std::shared_mutex& BulkVersusCompact() {
-  static std::shared_mutex* mu = new std::shared_mutex;
-  return *mu;
-}
-
-bool RunKnownBugs() {
-  static const bool run = [] {
-    const char* v = std::getenv("SHOAL_TEST_KNOWN_BUGS");
-    return v != nullptr && std::string(v) == "1";
-  }();
-  return run;
-}
-
-}  // namespace
-
-absl::Status RunCompact(DB& db) {
-  if (RunKnownBugs()) return db.Compact();
-  std::unique_lock<std::shared_mutex> lock(BulkVersusCompact());
-  return db.Compact();
-}
+absl::Status RunCompact(DB& db) { return db.Compact(); }
 
 absl::Status RunOp(DB& db, const Op& op, uint32_t dim) {
   switch (op.kind) {
@@ -132,8 +110,6 @@ absl::Status RunOp(DB& db, const Op& op, uint32_t dim) {
         rows.insert(rows.end(), v.begin(), v.end());
       }
       if (op.kind == OpKind::kBatch) return db.PutBatch(op.ids, rows);
-      if (RunKnownBugs()) return db.BulkLoad(op.ids, rows);
-      std::shared_lock<std::shared_mutex> lock(BulkVersusCompact());
       return db.BulkLoad(op.ids, rows);
     }
   }

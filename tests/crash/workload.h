@@ -69,9 +69,9 @@ struct Op {
 };
 Op MakeOp(int thread, uint64_t seed);
 absl::Status RunOp(DB& db, const Op& op, uint32_t dim);
-// db.Compact(). Known engine bug (docs/guarantees.md, "Known gaps"): Compact
-// concurrent with BulkLoad can rank the bulk segment below older data, so
-// the two exclude each other here unless SHOAL_TEST_KNOWN_BUGS=1.
+// db.Compact(), concurrent with everything else, BulkLoad included (until
+// 2026-11-25 the two excluded each other here, for a bug fixed on
+// 2026-11-23: a compaction racing a bulk load ranked older data above newer).
 absl::Status RunCompact(DB& db);
 
 std::vector<float> Value(uint32_t dim, uint64_t value_seed);
