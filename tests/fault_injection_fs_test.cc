@@ -411,7 +411,8 @@ void KAlwaysKeepsEveryAcknowledgedWrite(TempDir::Storage storage) {
   FaultInjectionFileSystem fs;
   VectorMap model;
   {
-    ASSERT_OK_AND_ASSIGN(auto db, test::OpenOnFileSystem(DbOptions(FsyncPolicy::kAlways), path, &fs));
+    ASSERT_OK_AND_ASSIGN(auto db,
+                         test::OpenOnFileSystem(DbOptions(FsyncPolicy::kAlways), path, &fs));
     for (uint64_t id = 0; id < 200; ++id) {
       model[id] = RandomVector(kDim, id);
       ASSERT_OK(db->Put(id, model[id]));

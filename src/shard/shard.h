@@ -295,6 +295,9 @@ class Shard {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // ---- shard_flush.cc ----
+  // Runs (this->*work)() on `worker`, counted in pending_tasks_ (which Close
+  // waits out, since the task holds `this`).
+  void RunInBackground(BackgroundWorker* worker, absl::Status (Shard::*work)());
   void ScheduleFlush() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Flushes frozen memtables, oldest first, until none is left (one runner
   // at a time). Records a failure in flush_status_.

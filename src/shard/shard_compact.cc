@@ -50,12 +50,7 @@ void Shard::MaybeScheduleCompactionLocked() {
     return;
   }
   compaction_scheduled_ = true;
-  pending_tasks_.fetch_add(1);
-  options_.compactor->Schedule([this] {
-    (void)RunBackgroundCompaction();
-    // The last touch of `this`: Close waits for the count to reach zero.
-    pending_tasks_.fetch_sub(1);
-  });
+  RunInBackground(options_.compactor, &Shard::RunBackgroundCompaction);
 }
 
 absl::Status Shard::RunBackgroundCompaction() {

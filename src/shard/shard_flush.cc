@@ -55,14 +55,18 @@ absl::StatusOr<std::shared_ptr<Segment>> Shard::WriteSegment(uint64_t number,
   return segment;
 }
 
-void Shard::ScheduleFlush() {
-  if (options_.flusher == nullptr) return;
+void Shard::RunInBackground(BackgroundWorker* worker, absl::Status (Shard::*work)()) {
   pending_tasks_.fetch_add(1);
-  options_.flusher->Schedule([this] {
-    (void)RunFlushes();
+  worker->Schedule([this, work] {
+    (void)(this->*work)();  // a failure is recorded by `work` (flush_status_, ...)
     // The last touch of `this`: Close waits for the count to reach zero.
     pending_tasks_.fetch_sub(1);
   });
+}
+
+void Shard::ScheduleFlush() {
+  if (options_.flusher == nullptr) return;
+  RunInBackground(options_.flusher, &Shard::RunFlushes);
 }
 
 absl::Status Shard::RunFlushes() {
