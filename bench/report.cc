@@ -79,6 +79,28 @@ std::vector<Goal> Goals(const Report& r) {
                    fmt::format("recall@{} on segments, default list_size {}", r.config.k,
                                r.config.default_list_size),
                    at_default, 0.95});
+  // Streamed ingest (graph[2]) against BulkLoad (graph[0]), at the default
+  // list_size: search QPS, and the whole ingest's time (goal: <= 1.5x, so
+  // BulkLoad's time / the stream's >= 1 / 1.5).
+  double stream_qps = kNaN, stream_time = kNaN;
+  if (r.graph.size() >= 3) {
+    double bulk_qps = kNaN, qps = kNaN;
+    for (const SweepPoint& p : r.graph[0].points) {
+      if (p.knob == r.config.default_list_size) bulk_qps = p.SingleQps();
+    }
+    for (const SweepPoint& p : r.graph[2].points) {
+      if (p.knob == r.config.default_list_size) qps = p.SingleQps();
+    }
+    stream_qps = Ratio(qps, bulk_qps);
+    stream_time = Ratio(r.graph[0].build.seconds, r.graph[2].build.seconds);
+  }
+  goals.push_back({"streamed_ingest_qps_vs_bulkload",
+                   fmt::format("Streamed ingest / BulkLoad: Search QPS at list_size {}",
+                               r.config.default_list_size),
+                   stream_qps, 0.8});
+  goals.push_back({"bulkload_time_vs_streamed_ingest_time",
+                   "BulkLoad time / streamed ingest time (goal: stream <= 1.5x)", stream_time,
+                   0.667});
   goals.push_back({"segment_best_recall_of_sweep",
                    fmt::format("recall@{} on segments, best list_size of the sweep", r.config.k),
                    best, 0.98});

@@ -165,7 +165,8 @@ struct Report {
   GroupCommitResult group_commit;
   SearchResult search;
   // shoal on segments: graph[0] after BulkLoad (the full sweep), graph[1]
-  // after Put + Flush (the default list_size only).
+  // after Put + Flush, graph[2] after a streamed ingest (ShoalIndex::kStream;
+  // both at the default list_size only).
   std::vector<IndexRun> graph;
   std::vector<IndexRun> peers;        // --compare
   std::vector<std::string> peer_notes; // peers skipped, and why

@@ -114,10 +114,16 @@ void GraphPhase(const Config& c, const Dataset& data, const Truth& truth, Report
                     c.DbOptions(shoal::FsyncPolicy::kNever), c.search);
     report.graph.push_back(BuildAndSweep(c, bulk, data, truth, sweep, c.list_sizes));
   }
-  ShoalIndex put_flush(ShoalIndex::Load::kPutFlush, c.search_dir + "/putflush",
-                       c.DbOptions(shoal::FsyncPolicy::kNever), c.search);
-  report.graph.push_back(
-      BuildAndSweep(c, put_flush, data, truth, sweep, {c.search.list_size}));
+  {
+    ShoalIndex put_flush(ShoalIndex::Load::kPutFlush, c.search_dir + "/putflush",
+                         c.DbOptions(shoal::FsyncPolicy::kNever), c.search);
+    report.graph.push_back(
+        BuildAndSweep(c, put_flush, data, truth, sweep, {c.search.list_size}));
+  }
+  shoal::Options streamed = c.DbOptions(shoal::FsyncPolicy::kNever);
+  streamed.memtable_bytes = ShoalIndex::kStreamMemtableBytes;
+  ShoalIndex stream(ShoalIndex::Load::kStream, c.search_dir + "/stream", streamed, c.search);
+  report.graph.push_back(BuildAndSweep(c, stream, data, truth, sweep, {c.search.list_size}));
 }
 
 void ComparePhase(const Config& c, const Dataset& data, const Truth& truth, Report& report) {

@@ -4,7 +4,11 @@
 // segments, loaded one of two ways, each timed on its own:
 //   kBulkLoad  one DB::BulkLoad of the whole base set (a segment per shard);
 //   kPutFlush  PutBatch of everything into the memtables (timed apart), then
-//              DB::Flush, which builds the segments; the build time is Flush.
+//              DB::Flush, which builds the segments; the build time is Flush;
+//   kStream    as a program writes over time: PutBatch(1000) with 4 MiB
+//              memtables (flushes and background merges run meanwhile), then
+//              Flush + WaitForCompact; the build time is all of it (issue 17's
+//              "streamed ingest", against one BulkLoad).
 // Searches go through the public API (Search, SearchBatch); the knob is
 // SearchOptions::list_size.
 
@@ -22,7 +26,10 @@ namespace shoal_bench {
 
 class ShoalIndex : public AnnIndex {
  public:
-  enum class Load { kBulkLoad, kPutFlush };
+  enum class Load { kBulkLoad, kPutFlush, kStream };
+  // kStream: rows per PutBatch and memtable bytes per shard.
+  static constexpr size_t kStreamBatch = 1000;
+  static constexpr size_t kStreamMemtableBytes = size_t{4} << 20;
 
   // The database lives in `dir`, which is wiped first and removed by the
   // destructor. options.error_if_exists is forced on.
@@ -41,7 +48,8 @@ class ShoalIndex : public AnnIndex {
                            std::vector<std::vector<uint64_t>>* ids) override;
 
  private:
-  absl::Status PutAll(const Dataset& data, BuildFigures* figures);
+  // PutBatch of every base row, `batch` rows a call.
+  absl::Status PutAll(const Dataset& data, size_t batch, BuildFigures* figures);
 
   const Load load_;
   const std::string dir_;
