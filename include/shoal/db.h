@@ -139,7 +139,10 @@ class DB {
   // background compaction when it failed and nothing retries it.
   [[nodiscard]] virtual absl::Status WaitForCompact() = 0;
   // Makes every write durable (fdatasync of every log) and releases the
-  // directory. Later calls return FailedPrecondition. Idempotent.
+  // directory. Later calls return FailedPrecondition. Idempotent. A flush or
+  // background merge already running is finished first (queued ones are
+  // not started: the memtables are in the log, and merges resume after the
+  // next Open), so Close can take as long as one graph build.
   [[nodiscard]] virtual absl::Status Close() = 0;
 
   // ---- The same calls on kDefaultCollection ----
