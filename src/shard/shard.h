@@ -273,6 +273,13 @@ class Shard {
                                      std::span<const float* const> rows, timing::Scope* timing,
                                      int64_t* wal_us, int64_t* memtable_us)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A put record's payload (wal_format.h): the ids, then the rows.
+  void EncodePuts(std::span<const uint64_t> ids, std::span<const float* const> rows,
+                  char* payload) const;
+  // Applies puts whose record was finished: they take the next sequence
+  // numbers and go into the active memtable.
+  void ApplyPutsLocked(std::span<const uint64_t> ids, std::span<const float* const> rows)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Back-pressure before a write: while flushes are behind (kMaxFrozen
   // frozen memtables wait), waits for them, unless !may_wait: then sets
   // *must_wait and returns OK. A failed flush is retried from here once its

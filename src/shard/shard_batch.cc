@@ -94,9 +94,7 @@ absl::Status Shard::PutAcross(std::span<const BatchPart> parts, ThreadPool* pool
 
   // 2. Begin, each shard's log on its own (in parallel: a record's room is
   // reserved, and its payload stored, at memory speed).
-  std::vector<char*> payloads(parts.size());
   std::vector<absl::Status> begun(parts.size());
-  const size_t row_bytes = dim * sizeof(float);
   for_each_part([&](size_t i) {
     const BatchPart& p = parts[i];
     absl::StatusOr<char*> payload =
@@ -105,12 +103,7 @@ absl::Status Shard::PutAcross(std::span<const BatchPart> parts, ThreadPool* pool
       begun[i] = payload.status();
       return;
     }
-    payloads[i] = *payload;
-    std::memcpy(payloads[i], p.ids.data(), p.ids.size() * sizeof(uint64_t));
-    char* out = payloads[i] + p.ids.size() * sizeof(uint64_t);
-    for (size_t r = 0; r < p.ids.size(); ++r) {
-      std::memcpy(out + r * row_bytes, p.rows[r], row_bytes);
-    }
+    p.shard->EncodePuts(p.ids, p.rows, *payload);
   });
   for (absl::Status& s : begun) SHOAL_RETURN_IF_ERROR(std::move(s));
 
@@ -154,12 +147,7 @@ absl::Status Shard::PutAcross(std::span<const BatchPart> parts, ThreadPool* pool
 
   // 4. Apply what was finished: the memtables hold what the logs hold.
   for_each_part([&](size_t i) {
-    if (!finished[i]) return;
-    Shard* shard = parts[i].shard;
-    const BatchPart& p = parts[i];
-    shard->next_sequence_ += p.ids.size();
-    if (p.ids.size() > 1) shard->active_->Reserve(p.ids.size());
-    for (size_t r = 0; r < p.ids.size(); ++r) shard->active_->Put(p.ids[r], p.rows[r]);
+    if (finished[i]) parts[i].shard->ApplyPutsLocked(parts[i].ids, parts[i].rows);
   });
   for (const BatchPart& p : parts) p.shard->MaybeFreezeLocked();
   unlock_all();

@@ -39,27 +39,35 @@ absl::StatusOr<uint64_t> Shard::AppendPut(std::span<const uint64_t> ids,
                                           std::span<const float* const> rows,
                                           timing::Scope* timing, int64_t* wal_us,
                                           int64_t* memtable_us) {
-  const size_t row_bytes = size_t{dim()} * sizeof(float);
   const size_t per_record = RowsPerRecord(dim());
   uint64_t lsn = 0;
   for (size_t first = 0; first < ids.size(); first += per_record) {
     const size_t n = std::min(per_record, ids.size() - first);
+    const std::span<const uint64_t> some_ids = ids.subspan(first, n);
+    const std::span<const float* const> some_rows = rows.subspan(first, n);
     SHOAL_ASSIGN_OR_RETURN(
         lsn, AppendRecord(wal::RecordType::kPut, static_cast<uint32_t>(n), dim(),
-                          wal::PutPayloadSize(n, dim()), [&](char* payload) {
-                            std::memcpy(payload, ids.data() + first, n * sizeof(uint64_t));
-                            char* out = payload + n * sizeof(uint64_t);
-                            for (size_t i = 0; i < n; ++i) {
-                              std::memcpy(out + i * row_bytes, rows[first + i], row_bytes);
-                            }
-                          }));
-    next_sequence_ += n;
+                          wal::PutPayloadSize(n, dim()),
+                          [&](char* payload) { EncodePuts(some_ids, some_rows, payload); }));
     *wal_us += timing->Lap();
-    if (n > 1) active_->Reserve(n);
-    for (size_t i = 0; i < n; ++i) active_->Put(ids[first + i], rows[first + i]);
+    ApplyPutsLocked(some_ids, some_rows);
     *memtable_us += timing->Lap();
   }
   return lsn;
+}
+
+void Shard::EncodePuts(std::span<const uint64_t> ids, std::span<const float* const> rows,
+                       char* payload) const {
+  const size_t row_bytes = size_t{dim()} * sizeof(float);
+  std::memcpy(payload, ids.data(), ids.size() * sizeof(uint64_t));
+  char* out = payload + ids.size() * sizeof(uint64_t);
+  for (size_t i = 0; i < ids.size(); ++i) std::memcpy(out + i * row_bytes, rows[i], row_bytes);
+}
+
+void Shard::ApplyPutsLocked(std::span<const uint64_t> ids, std::span<const float* const> rows) {
+  next_sequence_ += ids.size();
+  if (ids.size() > 1) active_->Reserve(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) active_->Put(ids[i], rows[i]);
 }
 
 absl::Status Shard::AfterAppend(uint64_t lsn, std::optional<SyncingWriter>* syncing) {
