@@ -47,9 +47,8 @@ void SourceSet::ReplaceSegments(std::span<const uint64_t> replaced, SegmentSourc
 }
 
 uint64_t SourceSet::MaxSegmentSequence() const {
-  uint64_t max = 0;
-  for (const SegmentSource& s : segments_) max = std::max(max, s.meta.max_sequence);
-  return max;
+  // Kept sorted by max_sequence (AddSegment).
+  return segments_.empty() ? 0 : segments_.back().meta.max_sequence;
 }
 
 std::vector<SegmentSource> SourceSet::CompactionInputs(uint64_t limit) const {
