@@ -158,6 +158,16 @@ struct LimitsFigures {
   }
 };
 
+// Two shoal databases searched in turns at one list size (the streamed one
+// against the bulk-loaded one): each round runs the queries through each for
+// at least a second, so the machine's drift hits both alike.
+struct HeadToHead {
+  uint32_t list_size = 0;
+  std::vector<double> ratios;  // streamed QPS / bulk-loaded QPS, one per round
+  double bulk_qps = 0, stream_qps = 0;  // medians
+  double MedianRatio() const;
+};
+
 struct Report {
   RunConfig config;
   std::vector<IngestResult> ingest;
@@ -168,6 +178,7 @@ struct Report {
   // after Put + Flush, graph[2] after a streamed ingest (ShoalIndex::kStream;
   // both at the default list_size only).
   std::vector<IndexRun> graph;
+  HeadToHead stream_vs_bulk;           // rounds empty when not measured
   std::vector<IndexRun> peers;        // --compare
   std::vector<std::string> peer_notes; // peers skipped, and why
   LimitsFigures limits;

@@ -192,6 +192,14 @@ void PrintGraph(const Report& r) {
     if (run.points.size() > 1) PrintQpsAtRecall(run, c.k);
     fmt::print("\n");
   }
+  const HeadToHead& h = r.stream_vs_bulk;
+  if (!h.ratios.empty()) {
+    fmt::print("Streamed vs BulkLoad, searched in turns at list_size {} ({} rounds of >= 1 s "
+               "each): {} vs {} QPS (medians); ratio median {:.3f}, rounds", h.list_size,
+               h.ratios.size(), Num(h.stream_qps), Num(h.bulk_qps), h.MedianRatio());
+    for (double ratio : h.ratios) fmt::print(" {:.3f}", ratio);
+    fmt::print("\n\n");
+  }
 }
 
 void PrintCompare(const Report& r) {
@@ -250,6 +258,20 @@ void GraphToJson(const Report& r, JsonWriter& w) {
   w.BeginArray();
   for (const IndexRun& run : r.graph) IndexRunToJson(run, w);
   w.EndArray();
+  const HeadToHead& h = r.stream_vs_bulk;
+  if (!h.ratios.empty()) {
+    w.Key("stream_vs_bulk");
+    w.BeginObject();
+    w.Field("list_size", h.list_size);
+    w.Field("bulk_qps", h.bulk_qps);
+    w.Field("stream_qps", h.stream_qps);
+    w.Field("median_ratio", h.MedianRatio());
+    w.Key("ratios");
+    w.BeginArray();
+    for (double ratio : h.ratios) w.Double(ratio);
+    w.EndArray();
+    w.EndObject();
+  }
 }
 
 void CompareToJson(const Report& r, JsonWriter& w) {

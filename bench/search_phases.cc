@@ -3,6 +3,7 @@
 // The read-side phases: search (exact, over memtables), build and sweep
 // (shoal on segments), compare (the peers on the same data) and limits.
 
+#include <algorithm>
 #include <memory>
 
 #include "bench_util.h"
@@ -107,13 +108,51 @@ void SearchPhase(const Config& c, const Dataset& data, const Truth& truth, Repor
                          s.single_seconds, s.recall_single, s.batch_seconds, s.recall_batch));
 }
 
+// Queries through `index` at its current knob, repeated until `seconds`
+// have passed; QPS.
+double TimedQps(AnnIndex& index, const Dataset& data, uint32_t k, double seconds) {
+  std::vector<uint64_t> ids;
+  size_t done = 0;
+  const Stopwatch sw;
+  while (sw.Seconds() < seconds) {
+    for (size_t q = 0; q < data.num_queries(); ++q, ++done) {
+      CheckOk(index.Search(data.Query(q).data(), k, &ids), index.Name() + " Search");
+    }
+  }
+  return done / sw.Seconds();
+}
+
+HeadToHead RunHeadToHead(const Config& c, AnnIndex& bulk, AnnIndex& stream,
+                         const Dataset& data) {
+  constexpr int kRounds = 5;
+  constexpr double kSecondsEach = 1.0;
+  HeadToHead h;
+  h.list_size = c.search.list_size;
+  bulk.SetKnob(h.list_size);
+  stream.SetKnob(h.list_size);
+  std::vector<double> bulk_qps, stream_qps;
+  for (int round = 0; round < kRounds; ++round) {
+    bulk_qps.push_back(TimedQps(bulk, data, c.search.k, kSecondsEach));
+    stream_qps.push_back(TimedQps(stream, data, c.search.k, kSecondsEach));
+    h.ratios.push_back(stream_qps.back() / bulk_qps.back());
+  }
+  std::sort(bulk_qps.begin(), bulk_qps.end());
+  std::sort(stream_qps.begin(), stream_qps.end());
+  h.bulk_qps = bulk_qps[kRounds / 2];
+  h.stream_qps = stream_qps[kRounds / 2];
+  StatusLine(fmt::format("[search] streamed vs BulkLoad at list_size {}: {:.0f} vs {:.0f} QPS, "
+                         "ratio median {:.3f}", h.list_size, h.stream_qps, h.bulk_qps,
+                         h.MedianRatio()));
+  return h;
+}
+
 void GraphPhase(const Config& c, const Dataset& data, const Truth& truth, Report& report) {
   const bool sweep = c.HasPhase("sweep") || c.compare;
-  {
-    ShoalIndex bulk(ShoalIndex::Load::kBulkLoad, c.search_dir + "/bulkload",
-                    c.DbOptions(shoal::FsyncPolicy::kNever), c.search);
-    report.graph.push_back(BuildAndSweep(c, bulk, data, truth, sweep, c.list_sizes));
-  }
+  // The bulk-loaded database stays open for the head-to-head with the
+  // streamed one.
+  ShoalIndex bulk(ShoalIndex::Load::kBulkLoad, c.search_dir + "/bulkload",
+                  c.DbOptions(shoal::FsyncPolicy::kNever), c.search);
+  report.graph.push_back(BuildAndSweep(c, bulk, data, truth, sweep, c.list_sizes));
   {
     ShoalIndex put_flush(ShoalIndex::Load::kPutFlush, c.search_dir + "/putflush",
                          c.DbOptions(shoal::FsyncPolicy::kNever), c.search);
@@ -124,6 +163,7 @@ void GraphPhase(const Config& c, const Dataset& data, const Truth& truth, Report
   streamed.memtable_bytes = ShoalIndex::kStreamMemtableBytes;
   ShoalIndex stream(ShoalIndex::Load::kStream, c.search_dir + "/stream", streamed, c.search);
   report.graph.push_back(BuildAndSweep(c, stream, data, truth, sweep, {c.search.list_size}));
+  if (sweep) report.stream_vs_bulk = RunHeadToHead(c, bulk, stream, data);
 }
 
 void ComparePhase(const Config& c, const Dataset& data, const Truth& truth, Report& report) {

@@ -2,13 +2,15 @@
 //
 // Background compaction (Options::compaction): a shard written with many
 // small flushes keeps O(log N) segments without anyone calling Compact(),
-// every id keeps its newest version (a merge of newer segments keeps the
-// tombstones that still hide older ones), WaitForCompact waits for the
-// merges, and with compaction off every flush stays a segment.
+// small flushes fold into the large segment (a database at rest is one
+// segment a shard), every id keeps its newest version (a merge of newer
+// segments keeps the tombstones that still hide older ones), WaitForCompact
+// waits for the merges, and with compaction off every flush stays a segment.
 
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -92,6 +94,8 @@ TEST(CompactionTest, MergingNewerSegmentsKeepsTombstonesThatHideOlderOnes) {
   TempDir dir;
   Options options = SmallMemtables(true);
   options.memtable_bytes = 8 << 20;  // flushes only when asked
+  options.compaction.fold_ratio = 1e9;  // tiers only: the old segment stays out
+  options.compaction.quiescent_fold_ratio = 1e9;
   ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, dir.path()));
   VectorMap model;
   ASSERT_NO_FATAL_FAILURE(WriteRounds(*db, 1, 3000, &model));  // the old segment
@@ -125,6 +129,64 @@ TEST(CompactionTest, MergingNewerSegmentsKeepsTombstonesThatHideOlderOnes) {
   EXPECT_TRUE(HoldsExactly(*db, kDefaultCollection, Metric::kL2, model, deleted));
 }
 
+// The fold: small flushes that overwrite, delete and add ids are merged into
+// the large segment once they add up to fold_ratio of it (or
+// quiescent_fold_ratio once nothing is left unflushed), extending its graph.
+TEST(CompactionTest, SmallFlushesFoldIntoTheLargeSegment) {
+  TempDir dir;
+  Options options = SmallMemtables(true);
+  options.memtable_bytes = 8 << 20;  // flushes only when asked
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, dir.path()));
+  VectorMap model;
+  ASSERT_NO_FATAL_FAILURE(WriteRounds(*db, 1, 3000, &model));  // the large segment
+  std::vector<uint64_t> deleted;
+  for (int round = 0; round < 6; ++round) {
+    // 100 entries a flush: 1/30 of the large segment, above the quiescent
+    // ratio (1/64), below the fold ratio (1/8).
+    for (int i = 0; i < 10; ++i) {
+      const uint64_t gone = uint64_t(round) * 100 + i;
+      ASSERT_OK(db->Delete(gone));
+      model.erase(gone);
+      deleted.push_back(gone);
+      const uint64_t changed = uint64_t(round) * 100 + 50 + i;
+      model[changed] = RandomVector(kDim, 5000 + changed);
+      ASSERT_OK(db->Put(changed, model[changed]));
+    }
+    ASSERT_NO_FATAL_FAILURE(WriteRounds(*db, 1, 80, &model, 10000 + uint64_t(round) * 100));
+    ASSERT_OK(db->WaitForCompact());
+    // Quiescent after each Flush: every flush is folded in at once.
+    EXPECT_EQ(SegmentFiles(dir.path()).size(), 1u) << "round " << round;
+  }
+  EXPECT_TRUE(HoldsExactly(*db, kDefaultCollection, Metric::kL2, model, deleted));
+  ExpectSearchesMatchTheOracle(*db, model);
+  ASSERT_OK(db->Close());
+  ASSERT_OK_AND_ASSIGN(db, DB::Open(options, dir.path()));
+  EXPECT_TRUE(HoldsExactly(*db, kDefaultCollection, Metric::kL2, model, deleted));
+  ExpectSearchesMatchTheOracle(*db, model);
+}
+
+TEST(CompactionTest, WithoutQuiescentFoldSmallFlushesWaitForTheFoldRatio) {
+  TempDir dir;
+  Options options = SmallMemtables(true);
+  options.memtable_bytes = 8 << 20;
+  options.compaction.quiescent_fold_ratio = options.compaction.fold_ratio;  // 1/8
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, dir.path()));
+  VectorMap model;
+  ASSERT_NO_FATAL_FAILURE(WriteRounds(*db, 1, 3200, &model));
+  // 100 vectors a flush: the third brings the newer ones to 300 < 400 = 3200
+  // / 8, the fourth to 400.
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_NO_FATAL_FAILURE(WriteRounds(*db, 1, 100, &model, 10000 + uint64_t(round) * 100));
+  }
+  ASSERT_OK(db->WaitForCompact());
+  EXPECT_EQ(SegmentFiles(dir.path()).size(), 4u);
+  ASSERT_NO_FATAL_FAILURE(WriteRounds(*db, 1, 100, &model, 20000));
+  ASSERT_OK(db->WaitForCompact());
+  EXPECT_EQ(SegmentFiles(dir.path()).size(), 1u);
+  EXPECT_TRUE(HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
+  ExpectSearchesMatchTheOracle(*db, model);
+}
+
 TEST(CompactionTest, BadCompactionOptionsAreInvalidArgument) {
   TempDir dir;
   Options o = SmallMemtables(true);
@@ -134,6 +196,12 @@ TEST(CompactionTest, BadCompactionOptionsAreInvalidArgument) {
   o.compaction.size_ratio = -1;
   EXPECT_STATUS_CODE(DB::Open(o, dir.path()), absl::StatusCode::kInvalidArgument);
   o.compaction.size_ratio = std::nan("");
+  EXPECT_STATUS_CODE(DB::Open(o, dir.path()), absl::StatusCode::kInvalidArgument);
+  o = SmallMemtables(true);
+  o.compaction.fold_ratio = -0.5;
+  EXPECT_STATUS_CODE(DB::Open(o, dir.path()), absl::StatusCode::kInvalidArgument);
+  o = SmallMemtables(true);
+  o.compaction.quiescent_fold_ratio = std::numeric_limits<double>::infinity();
   EXPECT_STATUS_CODE(DB::Open(o, dir.path()), absl::StatusCode::kInvalidArgument);
 }
 

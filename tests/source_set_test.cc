@@ -147,6 +147,37 @@ TEST_F(SourceSetTest, CompactionInputsStopBelowTheLimitAndEveryFrozenMemtable) {
   EXPECT_EQ(Numbers(set.CompactionInputs(100)), (std::vector<uint64_t>{1, 2, 3}));
 }
 
+TEST_F(SourceSetTest, FoldTakesTheLargestAndEveryNewerSegmentOnceTheyAddUp) {
+  auto sets = [&](const std::vector<uint64_t>& sizes) {
+    SourceSet set;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      std::vector<std::pair<uint64_t, float>> puts;
+      for (uint64_t id = 0; id < sizes[i]; ++id) puts.push_back({id, 1});
+      set.AddSegment(Seg(i + 1, 10 * i + 1, 10 * i + 10, puts));
+    }
+    return set;
+  };
+  auto fold = [&](const std::vector<uint64_t>& sizes, double ratio, uint64_t limit = 1000) {
+    return Numbers(sets(sizes).FoldInputs(limit, ratio));
+  };
+  EXPECT_TRUE(fold({80}, 0.125).empty());            // nothing newer
+  EXPECT_TRUE(fold({80, 5, 4}, 0.125).empty());      // 9 < 10
+  EXPECT_EQ(fold({80, 5, 5}, 0.125), (std::vector<uint64_t>{1, 2, 3}));
+  // Older, smaller segments stay out; the largest need not be the oldest.
+  EXPECT_EQ(fold({3, 80, 5, 5}, 0.125), (std::vector<uint64_t>{2, 3, 4}));
+  // Only below the limit: segment 3 (sequences 21..30) is not an input.
+  EXPECT_TRUE(fold({80, 5, 5}, 0.125, 25).empty());
+  // Fold before tiers; the quiescent ratio when quiescent.
+  CompactionOptions options;
+  options.fold_ratio = 0.5;
+  options.quiescent_fold_ratio = 0.0625;
+  const SourceSet set = sets({80, 5, 5, 5, 5});
+  EXPECT_EQ(Numbers(set.PickCompaction(1000, options, /*quiescent=*/false)),
+            (std::vector<uint64_t>{2, 3, 4, 5}));  // the tier: 20 < 40
+  EXPECT_EQ(Numbers(set.PickCompaction(1000, options, /*quiescent=*/true)),
+            (std::vector<uint64_t>{1, 2, 3, 4, 5}));  // the fold: 20 >= 5
+}
+
 TEST_F(SourceSetTest, SizeTieredPolicyMergesTheNewestRunOfSimilarSizes) {
   CompactionOptions four;  // T = 4, size_ratio 0.2
   auto run = [&](const std::vector<uint64_t>& sizes, uint64_t limit = 1000) {

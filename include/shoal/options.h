@@ -45,11 +45,18 @@ struct GraphOptions {
 };
 
 // Background compaction: as memtables flush, a shard's segments accumulate
-// (one per flush); a search visits every one. Compaction merges adjacent
-// segments of similar size in the background (size-tiered, as RocksDB's
-// universal compaction), so that a shard keeps O(log N) segments: at most
-// about (min_merge_width - 1) per power of min_merge_width of the flushes
-// written. docs/architecture.md, "Compaction policy".
+// (one per flush); a search visits every one. Two rules keep them few
+// (docs/architecture.md, "Compaction policy"):
+//   - tiers: a run of at least min_merge_width adjacent segments of similar
+//     size is merged into one (size-tiered, as RocksDB's universal
+//     compaction), so that writes at any rate leave O(log N) segments;
+//   - fold: the segments newer than a shard's largest are merged into it
+//     once they hold fold_ratio of its size (quiescent_fold_ratio when the
+//     shard holds no unflushed writes, e.g. after Flush()), so that a shard
+//     mostly is one large graph, and a database at rest one per shard.
+// A merge extends its largest input's graph (inserting the others' vectors)
+// instead of building from scratch, so folding a few small segments into a
+// large one costs about what building the small ones cost.
 struct CompactionOptions {
   // Merge in the background after flushes. Off: only DB::Compact() merges.
   bool automatic = true;
@@ -60,6 +67,12 @@ struct CompactionOptions {
   // next older one joins the run while its size (vectors and tombstones) is
   // at most (1 + size_ratio) times the run's so far (>= 0).
   double size_ratio = 0.2;
+  // Fold when the newer segments' sizes add up to at least this fraction of
+  // the largest's (>= 0). Smaller: fewer segments, the largest rewritten
+  // more often (about 0.7 / fold_ratio times each time it doubles).
+  double fold_ratio = 0.125;
+  // The same while the shard holds no unflushed writes (>= 0).
+  double quiescent_fold_ratio = 1.0 / 64;
 };
 
 // The shape of one collection. Fixed when the collection is created.

@@ -25,6 +25,14 @@ absl::Status ValidateOptions(const Options& o) {
     return absl::InvalidArgumentError(absl::StrCat(
         "compaction.size_ratio must be a finite number >= 0, got ", o.compaction.size_ratio));
   }
+  if (!(o.compaction.fold_ratio >= 0) || !std::isfinite(o.compaction.fold_ratio)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "compaction.fold_ratio must be a finite number >= 0, got ", o.compaction.fold_ratio));
+  }
+  if (!(o.compaction.quiescent_fold_ratio >= 0) || !std::isfinite(o.compaction.quiescent_fold_ratio)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "compaction.quiescent_fold_ratio must be a finite number >= 0, got ", o.compaction.quiescent_fold_ratio));
+  }
   if (o.worker_threads > kMaxWorkerThreads) {
     return absl::InvalidArgumentError(absl::StrCat(
         "worker_threads must be at most ", kMaxWorkerThreads, ", got ", o.worker_threads));

@@ -26,7 +26,7 @@ void RunChunks(ThreadPool* pool, size_t chunks, const std::function<void(size_t)
 
 }  // namespace
 
-uint32_t FindMedoid(const BuildDistance& d, ThreadPool* pool) {
+uint32_t FindMedoid(const BuildDistance& d, ThreadPool* pool, size_t candidates) {
   const size_t n = d.size();
   const size_t dim = d.dim();
   const size_t rows = std::max(kMinChunkRows, (n + kMaxChunks - 1) / kMaxChunks);
@@ -62,7 +62,7 @@ uint32_t FindMedoid(const BuildDistance& d, ThreadPool* pool) {
   RunChunks(pool, chunks, [&](size_t c) {
     std::pair<float, uint32_t> b = {std::numeric_limits<float>::infinity(),
                                     static_cast<uint32_t>(c * rows)};
-    for (size_t i = c * rows; i < std::min(n, (c + 1) * rows); ++i) {
+    for (size_t i = c * rows; i < std::min({n, candidates, (c + 1) * rows}); ++i) {
       const uint32_t id = static_cast<uint32_t>(i);
       const float t = d.lift(id) - centroid_lift;
       const float dist = l2(d.row(id), centroid.data(), dim) + t * t;

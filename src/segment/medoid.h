@@ -5,6 +5,7 @@
 #ifndef SHOAL_SRC_SEGMENT_MEDOID_H_
 #define SHOAL_SRC_SEGMENT_MEDOID_H_
 
+#include <cstddef>
 #include <cstdint>
 
 #include "segment/build_distance.h"
@@ -16,8 +17,11 @@ namespace shoal::segment {
 // the centroid of all points; ties go to the smaller index. Exact: one pass
 // for the centroid, one for the distances, on `pool`'s threads (may be null).
 // The result does not depend on the number of threads.
-// REQUIRES: distance.size() >= 1.
-uint32_t FindMedoid(const BuildDistance& distance, ThreadPool* pool);
+// With `candidates`, the nearest among points [0, candidates) only (an
+// extended graph's entry must be a node that already has edges).
+// REQUIRES: distance.size() >= 1, candidates >= 1.
+uint32_t FindMedoid(const BuildDistance& distance, ThreadPool* pool,
+                    size_t candidates = SIZE_MAX);
 
 }  // namespace shoal::segment
 

@@ -22,6 +22,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -31,6 +32,21 @@
 #include "util/top_k.h"
 
 namespace shoal {
+
+class Segment;
+
+// A graph to start a build from (a merge's largest input), so that only the
+// other rows are inserted: node b of `segment` is contents row
+// row_of_node[b], or kDroppedNode when its entry is not in the contents (it
+// was deleted or overwritten). Edges to dropped nodes are repaired as
+// FreshDiskANN consolidates deletes: the node's list is pruned again from
+// its live neighbours and the dropped neighbours' live neighbours.
+// The rows a seed names must hold that node's vector.
+struct GraphSeed {
+  static constexpr uint32_t kDroppedNode = 0xFFFFFFFFu;
+  const Segment* segment = nullptr;
+  std::vector<uint32_t> row_of_node;  // one per node of `segment`
+};
 
 // What goes into a segment. Vectors are row-major, ids.size() * dim floats,
 // already normalized for kCosine. ids are unique across vectors and
@@ -43,10 +59,16 @@ struct SegmentContents {
   const float* vectors = nullptr;
   std::span<const uint64_t> tombstone_ids;
   std::span<const uint64_t> tombstone_sequences;
+  // Optional: the graph to extend instead of building from scratch.
+  const GraphSeed* seed = nullptr;
 };
 
 struct SegmentBuildOptions {
   GraphOptions graph;
+  // One insertion pass with graph.alpha instead of two (alpha 1, then
+  // alpha): about half the build time for a somewhat weaker graph. For
+  // segments that live briefly (flushed memtables, soon merged).
+  bool single_pass = false;
   uint64_t seed = 0x5eed;  // with one thread, the same input gives the same file
 };
 
@@ -54,7 +76,9 @@ struct SegmentBuildOptions {
 struct SegmentBuildStats {
   double medoid_seconds = 0;
   double pass1_seconds = 0;   // alpha = 1
-  double pass2_seconds = 0;   // alpha = graph.alpha
+  double pass2_seconds = 0;   // alpha = graph.alpha (an extended seed's one pass)
+  double seed_seconds = 0;    // reading and repairing a seed's lists
+  uint64_t seeded_nodes = 0;  // nodes whose lists came from a seed
   double write_seconds = 0;   // encode + write + fsync + rename
   uint64_t distance_computations = 0;
 };
@@ -108,6 +132,18 @@ class Segment {
   // Calls fn for every live entry (id, sequence, vector), in node order.
   [[nodiscard]] virtual absl::Status ForEachVector(
       const std::function<void(uint64_t id, uint64_t sequence, const float* vector)>& fn)
+      const = 0;
+  // The build list size the graph was built with (the header's record):
+  // a merge extends only graphs built as well as it would build.
+  virtual uint32_t build_list_size() const = 0;
+  // The graph's entry node; GraphSeed::kDroppedNode without vectors.
+  virtual uint32_t medoid() const = 0;
+  // Calls fn for every node, in node order: its entry, its vector and its
+  // out-neighbours (node numbers < vector_count()). DataLossError as
+  // ForEachVector.
+  [[nodiscard]] virtual absl::Status ForEachNode(
+      const std::function<void(uint32_t node, uint64_t id, uint64_t sequence,
+                               const float* vector, std::span<const uint32_t> neighbors)>& fn)
       const = 0;
   // Calls fn for every tombstone (id, sequence).
   virtual void ForEachTombstone(

@@ -35,6 +35,12 @@ class SegmentReader final : public Segment {
   absl::Status Search(const float* query, const SearchOptions& options,
                       const std::function<bool(uint64_t id, uint64_t sequence)>& visible,
                       TopK* top, SegmentSearchStats* stats) const override;
+  uint32_t medoid() const override { return header_.medoid; }
+  uint32_t build_list_size() const override { return header_.build_list_size; }
+  absl::Status ForEachNode(
+      const std::function<void(uint32_t node, uint64_t id, uint64_t sequence,
+                               const float* vector, std::span<const uint32_t> neighbors)>& fn)
+      const override;
   absl::Status ForEachVector(
       const std::function<void(uint64_t id, uint64_t sequence, const float* vector)>& fn)
       const override;

@@ -70,11 +70,82 @@ absl::Status Validate(const SegmentContents& c, const GraphOptions& g) {
 }
 
 // The nodes, in file order: node i is contents row order[i], whose vector
-// store.vector(i) is a copy of.
+// store.vector(i) is a copy of. With a seed, the first `seeded` nodes are
+// the seed's kept nodes in their old order.
 struct Nodes {
   std::vector<uint32_t> order;
+  size_t seeded = 0;
   std::unique_ptr<segment::NodeStore> store;
 };
+
+// A seed's graph, read once: node b's out-neighbours are
+// neighbors[offsets[b], offsets[b + 1]), and new_node[b] is its node in the
+// new file (kDroppedNode when dropped).
+struct SeedGraph {
+  std::vector<uint64_t> offsets;
+  std::vector<uint32_t> neighbors;
+  std::vector<uint32_t> new_node;
+};
+
+absl::Status CheckSeed(const SegmentContents& c) {
+  const GraphSeed& seed = *c.seed;
+  if (seed.segment == nullptr || seed.row_of_node.size() != seed.segment->vector_count()) {
+    return absl::InvalidArgumentError("graph seed does not name a row for every node");
+  }
+  std::vector<bool> taken(c.ids.size(), false);
+  for (uint32_t row : seed.row_of_node) {
+    if (row == GraphSeed::kDroppedNode) continue;
+    if (row >= c.ids.size() || taken[row]) {
+      return absl::InvalidArgumentError("graph seed names a row twice or out of range");
+    }
+    taken[row] = true;
+  }
+  return absl::OkStatus();
+}
+
+// The file order with a seed: its kept nodes first, in their old order (the
+// old file's locality), then the other rows in locality order.
+std::vector<uint32_t> SeededOrder(const SegmentContents& c, uint64_t seed, ThreadPool* pool,
+                                  size_t* seeded) {
+  std::vector<uint32_t> order;
+  std::vector<bool> taken(c.ids.size(), false);
+  for (uint32_t row : c.seed->row_of_node) {
+    if (row == GraphSeed::kDroppedNode) continue;
+    order.push_back(row);
+    taken[row] = true;
+  }
+  *seeded = order.size();
+  std::vector<uint32_t> rest;
+  for (uint32_t row = 0; row < c.ids.size(); ++row) {
+    if (!taken[row]) rest.push_back(row);
+  }
+  std::vector<float> rows(rest.size() * c.dim);
+  for (size_t i = 0; i < rest.size(); ++i) {
+    std::memcpy(&rows[i * c.dim], c.vectors + size_t{rest[i]} * c.dim, c.dim * sizeof(float));
+  }
+  for (uint32_t i : segment::LocalityOrder(rows.data(), rest.size(), c.dim, seed, pool)) {
+    order.push_back(rest[i]);
+  }
+  return order;
+}
+
+absl::StatusOr<SeedGraph> ReadSeedGraph(const SegmentContents& c) {
+  const GraphSeed& seed = *c.seed;
+  SeedGraph g;
+  const size_t n = seed.row_of_node.size();
+  g.new_node.assign(n, GraphSeed::kDroppedNode);
+  for (size_t b = 0, next = 0; b < n; ++b) {
+    if (seed.row_of_node[b] != GraphSeed::kDroppedNode) g.new_node[b] = next++;
+  }
+  g.offsets.reserve(n + 1);
+  g.offsets.push_back(0);
+  SHOAL_RETURN_IF_ERROR(seed.segment->ForEachNode(
+      [&](uint32_t, uint64_t, uint64_t, const float*, std::span<const uint32_t> neighbors) {
+        g.neighbors.insert(g.neighbors.end(), neighbors.begin(), neighbors.end());
+        g.offsets.push_back(g.neighbors.size());
+      }));
+  return g;
+}
 
 // Every entry, sorted by id. InvalidArgument when an id repeats.
 absl::StatusOr<std::vector<IdEntry>> SortedIdTable(const SegmentContents& c,
@@ -183,7 +254,12 @@ absl::Status BuildSegment(FileSystem* fs, ThreadPool* pool, const std::string& p
   SHOAL_RETURN_IF_ERROR(Validate(contents, options.graph));
   const size_t n = contents.ids.size();
   Nodes nodes;
-  nodes.order = segment::LocalityOrder(contents.vectors, n, contents.dim, options.seed, pool);
+  if (contents.seed != nullptr) {
+    SHOAL_RETURN_IF_ERROR(CheckSeed(contents));
+    nodes.order = SeededOrder(contents, options.seed, pool, &nodes.seeded);
+  } else {
+    nodes.order = segment::LocalityOrder(contents.vectors, n, contents.dim, options.seed, pool);
+  }
   nodes.store = std::make_unique<segment::NodeStore>(
       contents.vectors, nodes.order, contents.dim,
       segment::VamanaBuilder::ListCapacity(options.graph.max_degree), pool);
@@ -191,7 +267,41 @@ absl::Status BuildSegment(FileSystem* fs, ThreadPool* pool, const std::string& p
 
   segment::BuildDistance distance(*nodes.store, contents.metric);
   segment::VamanaBuilder graph(nodes.store.get(), distance, options.graph, options.seed);
-  graph.Build(pool, stats);
+  if (contents.seed != nullptr) {
+    SHOAL_ASSIGN_OR_RETURN(const SeedGraph seed, ReadSeedGraph(contents));
+    // Seeded node i is old node old_node[i].
+    std::vector<uint32_t> old_node(nodes.seeded);
+    for (size_t b = 0; b < seed.new_node.size(); ++b) {
+      if (seed.new_node[b] != GraphSeed::kDroppedNode) old_node[seed.new_node[b]] = b;
+    }
+    graph.Extend(
+        nodes.seeded,
+        [&](uint32_t node, std::vector<uint32_t>* candidates) {
+          // FreshDiskANN's delete consolidation: a dropped neighbour is
+          // replaced by its own kept neighbours, and the list pruned again.
+          candidates->clear();
+          bool repair = false;
+          const uint32_t b = old_node[node];
+          for (uint64_t k = seed.offsets[b]; k < seed.offsets[b + 1]; ++k) {
+            const uint32_t v = seed.neighbors[k];
+            if (seed.new_node[v] != GraphSeed::kDroppedNode) {
+              candidates->push_back(seed.new_node[v]);
+              continue;
+            }
+            repair = true;
+            for (uint64_t j = seed.offsets[v]; j < seed.offsets[v + 1]; ++j) {
+              const uint32_t w = seed.neighbors[j];
+              if (seed.new_node[w] != GraphSeed::kDroppedNode) {
+                candidates->push_back(seed.new_node[w]);
+              }
+            }
+          }
+          return repair;
+        },
+        options.single_pass, pool, stats);
+  } else {
+    graph.Extend(0, {}, options.single_pass, pool, stats);
+  }
 
   const auto start = std::chrono::steady_clock::now();
   segment::Header h;

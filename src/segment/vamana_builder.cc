@@ -135,26 +135,51 @@ void VamanaBuilder::ReadIds(uint32_t node, std::vector<uint32_t>* out) {
 }
 
 void VamanaBuilder::Build(ThreadPool* pool, SegmentBuildStats* stats) {
-  if (n_ == 0) return;
-  auto start = std::chrono::steady_clock::now();
-  medoid_ = FindMedoid(distance_, pool);
-  if (stats != nullptr) stats->medoid_seconds = Seconds(start);
+  Extend(0, {}, /*single_pass=*/false, pool, stats);
+}
 
+void VamanaBuilder::Extend(size_t seeded, const SeedFn& seed, bool single_pass,
+                           ThreadPool* pool, SegmentBuildStats* stats) {
+  if (n_ == 0) return;
   const size_t threads = pool == nullptr ? 1 : std::max<size_t>(1, pool->size());
   scratch_.resize(threads);
 
-  start = std::chrono::steady_clock::now();
-  {
-    std::vector<uint32_t> order = ShuffledOrder(n_, seed_);
-    RunPass(order, 1.0f, pool);
+  auto start = std::chrono::steady_clock::now();
+  if (seeded > 0) {
+    std::atomic<size_t> next{0};
+    OnEveryThread(pool, threads, [&](size_t t) {
+      Scratch* s = &scratch_[t];
+      for (size_t begin; (begin = next.fetch_add(1024)) < seeded;) {
+        const size_t end = std::min(seeded, begin + 1024);
+        for (size_t i = begin; i < end; ++i) SeedNode(static_cast<uint32_t>(i), seed, s);
+      }
+    });
+    if (stats != nullptr) {
+      stats->seed_seconds = Seconds(start);
+      stats->seeded_nodes = seeded;
+    }
   }
-  if (stats != nullptr) stats->pass1_seconds = Seconds(start);
 
   start = std::chrono::steady_clock::now();
-  {
-    std::vector<uint32_t> order = ShuffledOrder(n_, seed_ + 1);
-    RunPass(order, alpha_, pool);
+  // Searches for the new nodes start here: with a seed it must be a seeded
+  // node (a new one has no edges yet, and searches from it would never
+  // reach the seed).
+  medoid_ = FindMedoid(distance_, pool, seeded == 0 ? n_ : seeded);
+  if (stats != nullptr) stats->medoid_seconds = Seconds(start);
+
+  // The nodes to insert, each pass in its own random order.
+  auto order = [&](uint64_t s) {
+    std::vector<uint32_t> nodes = ShuffledOrder(n_ - seeded, s);
+    for (uint32_t& node : nodes) node += static_cast<uint32_t>(seeded);
+    return nodes;
+  };
+  if (!single_pass) {
+    start = std::chrono::steady_clock::now();
+    RunPass(order(seed_), 1.0f, pool);
+    if (stats != nullptr) stats->pass1_seconds = Seconds(start);
   }
+  start = std::chrono::steady_clock::now();
+  RunPass(order(single_pass ? seed_ : seed_ + 1), alpha_, pool);
   FinalPrune(pool, alpha_);
   if (stats != nullptr) stats->pass2_seconds = Seconds(start);
 
@@ -165,13 +190,33 @@ void VamanaBuilder::Build(ThreadPool* pool, SegmentBuildStats* stats) {
   scratch_.shrink_to_fit();
 }
 
+void VamanaBuilder::SeedNode(uint32_t p, const SeedFn& seed, Scratch* s) {
+  const bool repair = seed(p, &s->neighbors);
+  s->pool.clear();
+  s->visited.Clear(n_);
+  s->visited.TestAndSet(p);
+  for (uint32_t v : s->neighbors) {
+    if (!s->visited.TestAndSet(v)) s->pool.push_back({distance_(p, v), v});
+  }
+  s->distances += s->pool.size();
+  SortCandidates(p, &s->pool);
+  // Nothing else touches the seeded lists yet: no lock needed.
+  if (repair || s->pool.size() > max_degree_) {
+    RobustPrune(p, s->pool, alpha_, max_degree_, distance_, &s->pruned, &s->distances);
+    SetList(p, s->pruned);
+  } else {
+    SetList(p, s->pool);
+  }
+}
+
 void VamanaBuilder::RunPass(const std::vector<uint32_t>& order, float alpha,
                             ThreadPool* pool) {
   std::atomic<size_t> next{0};
+  const size_t n = order.size();
   OnEveryThread(pool, scratch_.size(), [&](size_t t) {
     Scratch* s = &scratch_[t];
-    for (size_t begin; (begin = next.fetch_add(kChunk)) < n_;) {
-      const size_t end = std::min(n_, begin + kChunk);
+    for (size_t begin; (begin = next.fetch_add(kChunk)) < n;) {
+      const size_t end = std::min(n, begin + kChunk);
       for (size_t i = begin; i < end; ++i) Insert(order[i], alpha, s);
     }
   });

@@ -11,6 +11,14 @@
 //   3. pass 2 repeats this with the configured alpha over the pass-1 graph;
 //   4. lists still longer than R (see kSlack) are pruned to R.
 //
+// Extend builds from a seed instead (a merge reusing its largest input's
+// graph, as FreshDiskANN's StreamingMerge): the seeded nodes' lists are
+// given (and pruned again where they lost edges), the entry point is the
+// seeded node nearest the centroid, and only the other nodes go through
+// passes 1 and 2 (or pass 2 alone, single_pass), then step 4. Inserting the
+// new nodes in one pass measured ~0.01 lower recall@10 than a fresh build
+// (docs/performance.md, "Merges"); two passes match it.
+//
 // Points are inserted concurrently on all threads of the pool: each node's
 // list has a spinlock (a seqlock for readers, see Lock), held only to update
 // that list (and during the prune of an overflowing list). Searches may miss
@@ -24,6 +32,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -58,6 +67,18 @@ class VamanaBuilder {
   // (may be null).
   void Build(ThreadPool* pool, SegmentBuildStats* stats);
 
+  // Gives node's seed list: the candidates (nodes of this store, at most one
+  // dropped node's worth of extras) into *candidates; returns whether the
+  // list lost edges and must be pruned again even if it fits R. Called
+  // concurrently from the pool's threads.
+  using SeedFn = std::function<bool(uint32_t node, std::vector<uint32_t>* candidates)>;
+
+  // Builds with nodes [0, seeded) seeded by `seed` and nodes [seeded, n)
+  // inserted (see the file comment); Build is Extend(0, {}, false, ...).
+  // Fills *stats as Build, and the seeding's seed_seconds (may be null).
+  void Extend(size_t seeded, const SeedFn& seed, bool single_pass, ThreadPool* pool,
+              SegmentBuildStats* stats);
+
   // After Build: the entry point, and each node's out-neighbours (at most R,
   // closest first). Valid while this object lives.
   uint32_t medoid() const { return medoid_; }
@@ -82,6 +103,7 @@ class VamanaBuilder {
   };
 
   void RunPass(const std::vector<uint32_t>& order, float alpha, ThreadPool* pool);
+  void SeedNode(uint32_t p, const SeedFn& seed, Scratch* s);
   void Insert(uint32_t p, float alpha, Scratch* s);
   // Greedy search for point p from the medoid; leaves the expanded nodes in
   // s->expanded.

@@ -95,6 +95,10 @@ struct RecoveryStats {
   uint64_t from_commit_log = 0;  // records the log lacked, appended by ApplyCommitted
 };
 
+// Whether a merge extends its largest input's graph (inserting the other
+// inputs' vectors) rather than building the result's graph from scratch.
+bool MergeReusesGraph(const Segment& largest, const GraphOptions& graph);
+
 class Shard {
  public:
   // Opens the shard stored in `dir` (created when absent): opens the segments
@@ -311,11 +315,18 @@ class Shard {
   absl::Status RunFlushes();
   // Turns the oldest frozen memtable into a segment. OK when none is left.
   absl::Status FlushOldest();
-  // Builds `contents` into segment file `number` and opens it. On error the
-  // file is gone.
+  // Builds `contents` into segment file `number` and opens it. `quick`: one
+  // insertion pass at half the build list size (see QuickFlushes). On error
+  // the file is gone.
   absl::StatusOr<std::shared_ptr<Segment>> WriteSegment(uint64_t number,
                                                         const SegmentContents& contents,
-                                                        SegmentBuildStats* stats = nullptr);
+                                                        SegmentBuildStats* stats = nullptr,
+                                                        bool quick = false);
+  // Whether a flush of `vectors` vectors builds a quick graph: when
+  // background compaction will fold it into a larger, fully built segment
+  // (inserting its vectors into that graph), its own graph only serves
+  // until then. About a third of a full build's time.
+  bool QuickFlushLocked(uint64_t vectors) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // The segment holding `ids` (rows of dim floats) with their sequences, and
   // tombstones (ids, sequences), in this shard's shape.
   SegmentContents Contents(std::span<const uint64_t> ids, std::span<const uint64_t> sequences,
@@ -329,8 +340,10 @@ class Shard {
   // The oldest sequence that is not in a segment yet (the active memtable, a
   // bulk load in flight): compaction inputs rank below it.
   uint64_t CompactionLimitLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  // Queues a background compaction when the size-tiered policy has a run
-  // due and none is queued.
+  // What the policy merges next (SourceSet::PickCompaction); empty if nothing.
+  std::vector<SegmentSource> PickCompactionLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // Queues a background compaction when the policy has a merge due and none
+  // is queued.
   void MaybeScheduleCompactionLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status RunBackgroundCompaction();
   // Merges `inputs` (adjacent segments, oldest first) into one segment that

@@ -1,8 +1,8 @@
 // Copyright 2026 The shoal Authors.
 //
 // Shard compaction: Compact() merges every segment it may (manual), and a
-// background compaction merges the run the size-tiered policy picks
-// (SourceSet::SizeTieredInputs, Options::compaction) after flushes. Both
+// background compaction merges what the policy picks (tiers, then the fold:
+// SourceSet::PickCompaction, Options::compaction) after flushes. Both
 // merge through MergeSegments and publish through PublishSegments.
 
 #include <algorithm>
@@ -14,6 +14,15 @@
 #include "util/status_macros.h"
 
 namespace shoal {
+
+bool MergeReusesGraph(const Segment& largest, const GraphOptions& graph) {
+  // Extending costs one insertion pass over the other inputs' vectors; a
+  // rebuild two passes over all of them, for a graph measured no better
+  // (docs/performance.md, "Merges"). A graph built more cheaply (a quick
+  // flush, a smaller build list) is rebuilt instead, so that the shard's
+  // large graph is always of full quality.
+  return largest.vector_count() > 0 && largest.build_list_size() >= graph.build_list_size;
+}
 
 uint64_t Shard::CompactionLimitLocked() const {
   // Only segments older than every source that is not one yet (a bulk part
@@ -41,14 +50,17 @@ absl::Status Shard::Compact() {
   return MergeSegments(inputs, /*keep_tombstones=*/false);
 }
 
+std::vector<SegmentSource> Shard::PickCompactionLocked() const {
+  const bool quiescent = active_->empty() && sources_.frozen().empty() && pending_bulk_.empty();
+  return sources_.PickCompaction(CompactionLimitLocked(), options_.db.compaction, quiescent);
+}
+
 void Shard::MaybeScheduleCompactionLocked() {
   if (options_.compactor == nullptr || !options_.db.compaction.automatic ||
       compaction_scheduled_ || closing_) {
     return;
   }
-  if (sources_.SizeTieredInputs(CompactionLimitLocked(), options_.db.compaction).empty()) {
-    return;
-  }
+  if (PickCompactionLocked().empty()) return;
   compaction_scheduled_ = true;
   RunInBackground(options_.compactor, &Shard::RunBackgroundCompaction);
 }
@@ -64,7 +76,7 @@ absl::Status Shard::RunBackgroundCompaction() {
       flushed_.SignalAll();
       return absl::OkStatus();
     }
-    inputs = sources_.SizeTieredInputs(CompactionLimitLocked(), options_.db.compaction);
+    inputs = PickCompactionLocked();
     if (inputs.empty()) {
       flushed_.SignalAll();
       return absl::OkStatus();
@@ -90,30 +102,60 @@ absl::Status Shard::RunBackgroundCompaction() {
 
 absl::Status Shard::MergeSegments(const std::vector<SegmentSource>& inputs,
                                   bool keep_tombstones) {
+  timing::Scope timing("merge",
+                       "collection,shard,inputs,vectors,seeded,tombstones,collect_us,seed_us,"
+                       "medoid_us,insert_us,write_us,publish_us,total_us,"
+                       "distance_computations");
+  // The largest input's graph is extended rather than rebuilt when it holds
+  // enough of the result (MergeReusesGraph).
+  size_t largest = 0;
+  uint64_t total = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    total += inputs[i].meta.vectors;
+    if (inputs[i].meta.vectors > inputs[largest].meta.vectors) largest = i;
+  }
+  const bool reuse = MergeReusesGraph(*inputs[largest].segment, options_.collection.graph);
+  GraphSeed seed;
   // Newest first: the first input that names an id decides it. A tombstone
   // hides the id in the inputs older than its own, and stays in the output
   // only when segments older than every input remain for it to hide.
   absl::flat_hash_set<uint64_t> seen;
   std::vector<uint64_t> ids, sequences, tombstone_ids, tombstone_sequences;
   std::vector<float> rows;
-  for (auto it = inputs.rbegin(); it != inputs.rend(); ++it) {
+  rows.reserve(total * dim());
+  for (size_t i = inputs.size(); i-- > 0;) {
+    const Segment& input = *inputs[i].segment;
     std::vector<uint64_t> hidden_here;
-    it->segment->ForEachTombstone([&](uint64_t id, uint64_t sequence) {
+    input.ForEachTombstone([&](uint64_t id, uint64_t sequence) {
       hidden_here.push_back(id);
       if (keep_tombstones && !seen.contains(id)) {
         tombstone_ids.push_back(id);
         tombstone_sequences.push_back(sequence);
       }
     });
-    SHOAL_RETURN_IF_ERROR(it->segment->ForEachVector(
-        [&](uint64_t id, uint64_t sequence, const float* v) {
-          if (!seen.insert(id).second) return;
-          ids.push_back(id);
-          sequences.push_back(sequence);
-          rows.insert(rows.end(), v, v + dim());
-        }));
+    auto add = [&](uint64_t id, uint64_t sequence, const float* v) {
+      if (!seen.insert(id).second) return false;
+      ids.push_back(id);
+      sequences.push_back(sequence);
+      rows.insert(rows.end(), v, v + dim());
+      return true;
+    };
+    if (reuse && i == largest) {
+      seed.segment = &input;
+      seed.row_of_node.assign(input.vector_count(), GraphSeed::kDroppedNode);
+      SHOAL_RETURN_IF_ERROR(input.ForEachNode(
+          [&](uint32_t node, uint64_t id, uint64_t sequence, const float* v,
+              std::span<const uint32_t>) {
+            const uint32_t row = static_cast<uint32_t>(ids.size());
+            if (add(id, sequence, v)) seed.row_of_node[node] = row;
+          }));
+    } else {
+      SHOAL_RETURN_IF_ERROR(input.ForEachVector(
+          [&](uint64_t id, uint64_t sequence, const float* v) { (void)add(id, sequence, v); }));
+    }
     seen.insert(hidden_here.begin(), hidden_here.end());
   }
+  const int64_t collect_us = timing.Lap();
   SegmentMeta meta;
   meta.number = options_.manifest->NewFileNumber();
   meta.min_sequence = inputs.front().meta.min_sequence;
@@ -124,10 +166,13 @@ absl::Status Shard::MergeSegments(const std::vector<SegmentSource>& inputs,
   }
   meta.vectors = ids.size();
   meta.tombstones = tombstone_ids.size();
-  SHOAL_ASSIGN_OR_RETURN(
-      std::shared_ptr<Segment> segment,
-      WriteSegment(meta.number,
-                   Contents(ids, sequences, rows.data(), tombstone_ids, tombstone_sequences)));
+  SegmentContents contents =
+      Contents(ids, sequences, rows.data(), tombstone_ids, tombstone_sequences);
+  if (reuse) contents.seed = &seed;
+  SegmentBuildStats build;
+  SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Segment> segment,
+                         WriteSegment(meta.number, contents, &build));
+  (void)timing.Lap();  // the build, split in its stats below
   ShardEdit edit;
   edit.shard = options_.index;
   edit.add.push_back(meta);
@@ -142,6 +187,12 @@ absl::Status Shard::MergeSegments(const std::vector<SegmentSource>& inputs,
   }
   // Readers holding the old segments keep their mappings; the files go now.
   for (uint64_t number : edit.remove) (void)fs_->RemoveFile(SegmentPath(number));
+  auto us = [](double seconds) { return static_cast<int64_t>(seconds * 1e6); };
+  timing.Line(options_.collection_name, options_.index, inputs.size(), ids.size(),
+              build.seeded_nodes, tombstone_ids.size(), collect_us, us(build.seed_seconds),
+              us(build.medoid_seconds), us(build.pass1_seconds + build.pass2_seconds),
+              us(build.write_seconds), timing.Lap(), timing.Total(),
+              build.distance_computations);
   return absl::OkStatus();
 }
 

@@ -45,14 +45,31 @@ SegmentContents Shard::Contents(std::span<const uint64_t> ids,
 
 absl::StatusOr<std::shared_ptr<Segment>> Shard::WriteSegment(uint64_t number,
                                                              const SegmentContents& contents,
-                                                             SegmentBuildStats* stats) {
+                                                             SegmentBuildStats* stats,
+                                                             bool quick) {
   SegmentBuildOptions build;
   build.graph = options_.collection.graph;
+  if (quick) {
+    build.single_pass = true;
+    build.graph.build_list_size = std::max<uint32_t>(1, build.graph.build_list_size / 2);
+  }
   const std::string path = SegmentPath(number);
   SHOAL_RETURN_IF_ERROR(BuildSegment(fs_, options_.pool, path, contents, build, stats));
   absl::StatusOr<std::shared_ptr<Segment>> segment = Segment::Open(fs_, path, dim(), metric());
   if (!segment.ok()) (void)fs_->RemoveFile(path);
   return segment;
+}
+
+bool Shard::QuickFlushLocked(uint64_t vectors) const {
+  if (options_.compactor == nullptr || !options_.db.compaction.automatic) return false;
+  // The fold extends the largest segment's graph when it was fully built
+  // (MergeReusesGraph); a flush at least that large becomes the base itself.
+  for (const SegmentSource& s : sources_.segments()) {
+    if (s.meta.vectors > vectors && MergeReusesGraph(*s.segment, options_.collection.graph)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 void Shard::RunInBackground(BackgroundWorker* worker, absl::Status (Shard::*work)()) {
@@ -107,10 +124,12 @@ absl::Status Shard::FlushOldest() {
                        "collection,shard,vectors,tombstones,collect_us,medoid_us,pass1_us,"
                        "pass2_us,write_us,open_us,publish_us,total_us,distance_computations");
   FrozenSource f;
+  bool quick = false;
   {
     MutexLock lock(&mu_);
     if (sources_.frozen().empty()) return absl::OkStatus();
     f = sources_.frozen().front();
+    quick = QuickFlushLocked(f.mem->live_count());
   }
   // The frozen memtable is immutable: read it without the lock.
   std::vector<uint64_t> ids, tombstones;
@@ -133,7 +152,7 @@ absl::Status Shard::FlushOldest() {
       std::shared_ptr<Segment> segment,
       WriteSegment(meta.number,
                    Contents(ids, sequences, rows.data(), tombstones, tombstone_sequences),
-                   &build));
+                   &build, quick));
   const int64_t built_us = timing.Lap();
   ShardEdit edit;
   edit.shard = options_.index;

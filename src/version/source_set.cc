@@ -85,6 +85,34 @@ std::vector<SegmentSource> SourceSet::SizeTieredInputs(uint64_t limit,
   return {};
 }
 
+std::vector<SegmentSource> SourceSet::FoldInputs(uint64_t limit, double ratio) const {
+  std::vector<SegmentSource> candidates = CompactionInputs(limit);
+  auto size = [](const SegmentSource& s) { return s.meta.vectors + s.meta.tombstones; };
+  size_t largest = 0;
+  for (size_t i = 1; i < candidates.size(); ++i) {
+    if (size(candidates[i]) > size(candidates[largest])) largest = i;
+  }
+  if (largest + 1 >= candidates.size()) return {};
+  uint64_t newer = 0;
+  for (size_t i = largest + 1; i < candidates.size(); ++i) newer += size(candidates[i]);
+  if (static_cast<double>(newer) < ratio * static_cast<double>(size(candidates[largest]))) {
+    return {};
+  }
+  return std::vector<SegmentSource>(candidates.begin() + static_cast<ptrdiff_t>(largest),
+                                    candidates.end());
+}
+
+std::vector<SegmentSource> SourceSet::PickCompaction(uint64_t limit,
+                                                     const CompactionOptions& options,
+                                                     bool quiescent) const {
+  // The fold first: it extends the large graph, and the tier it would
+  // otherwise merge first is part of it anyway.
+  std::vector<SegmentSource> fold =
+      FoldInputs(limit, quiescent ? options.quiescent_fold_ratio : options.fold_ratio);
+  if (!fold.empty()) return fold;
+  return SizeTieredInputs(limit, options);
+}
+
 SourceSnapshot SourceSet::Snapshot() const {
   SourceSnapshot snapshot;
   snapshot.sources_.reserve(frozen_.size() + segments_.size());

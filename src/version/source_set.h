@@ -111,6 +111,15 @@ class SourceSet {
   // min_merge_width segments is merged. Oldest first; empty when none is due.
   std::vector<SegmentSource> SizeTieredInputs(uint64_t limit,
                                               const CompactionOptions& options) const;
+  // The fold rule: the largest of CompactionInputs(limit) (the oldest among
+  // equals) and every newer one of them, when those newer ones' sizes add up
+  // to at least `ratio` times its size. Oldest first; empty when not due.
+  std::vector<SegmentSource> FoldInputs(uint64_t limit, double ratio) const;
+  // What a background compaction merges next: the fold if it is due, else
+  // the size-tiered run (CompactionOptions; `quiescent`: the shard holds no
+  // unflushed writes). Empty when nothing is due.
+  std::vector<SegmentSource> PickCompaction(uint64_t limit, const CompactionOptions& options,
+                                            bool quiescent) const;
   // Whether `segment` is the oldest segment (nothing older holds data that
   // its tombstones would have to keep hiding).
   bool IsOldestSegment(uint64_t number) const {

@@ -163,6 +163,21 @@ void CheckOpened(const Segment& listed, const Segment& fresh, uint32_t dim, uint
   FUZZ_CHECK(tombstones.size() == listed.tombstone_count());
   // Every node block passed its checks: no read of the file can fail.
   const bool complete = each.ok();
+  // The graph as a merge reads it, from the copy with no block checked yet:
+  // the same entries in the same order, every neighbour a node.
+  size_t nodes = 0;
+  const absl::Status graph = fresh.ForEachNode(
+      [&](uint32_t node, uint64_t id, uint64_t sequence, const float* vector,
+          std::span<const uint32_t> neighbors) {
+        FUZZ_CHECK(node == nodes);
+        if (complete) FUZZ_CHECK(live[node].id == id && live[node].sequence == sequence);
+        Touch(vector, dim);
+        for (uint32_t v : neighbors) FUZZ_CHECK(v < fresh.vector_count());
+        ++nodes;
+      });
+  FUZZ_CHECK(graph.ok() || absl::IsDataLoss(graph));
+  FUZZ_CHECK(graph.ok() == complete);
+  if (graph.ok()) FUZZ_CHECK(nodes == fresh.vector_count());
 
   std::vector<std::vector<float>> queries;
   queries.emplace_back(dim);
