@@ -71,7 +71,8 @@ ABSL_FLAG(std::string, dir, "",
           "when /dev/shm exists, else ./shoal-bench-tmp)");
 ABSL_FLAG(std::string, output, "", "also write the figures to this JSON file");
 ABSL_FLAG(std::string, phases, "ingest,raw,group,search,build,sweep,limits",
-          "comma-separated subset of ingest,raw,group,search,build,sweep,compare,limits");
+          "comma-separated subset of ingest,raw,group,search,build,sweep,compare,limits,churn "
+          "(churn: not in the default run; --churn_rounds rounds of deletes and inserts)");
 ABSL_FLAG(bool, compare, false,
           "also build and sweep hnswlib and faiss (those found at build time) on the same "
           "data: same as adding 'compare' to --phases");
@@ -87,6 +88,9 @@ ABSL_FLAG(double, sweep_budget_s, 3.0,
 ABSL_FLAG(std::string, list_sizes, "10,15,20,30,40,60,80,100,150,200,300",
           "SearchOptions::list_size values of the sweep");
 ABSL_FLAG(uint32_t, k, 10, "neighbours per query (recall@k)");
+ABSL_FLAG(uint32_t, churn_rounds, 50, "rounds of the churn phase");
+ABSL_FLAG(double, churn_fraction, 0.05,
+          "fraction of the initial size deleted and inserted each churn round");
 ABSL_FLAG(uint32_t, list_size, shoal::SearchOptions{}.list_size,
           "default SearchOptions::list_size (the Put+Flush point and the goal)");
 ABSL_FLAG(uint32_t, beam_width, shoal::SearchOptions{}.beam_width,
@@ -104,8 +108,8 @@ ABSL_FLAG(bool, progress, true, "draw progress bars on stderr (when it is a term
 namespace shoal_bench {
 namespace {
 
-constexpr const char* kPhaseNames[] = {"ingest", "raw",   "group",   "search",
-                                       "build",  "sweep", "compare", "limits"};
+constexpr const char* kPhaseNames[] = {"ingest", "raw",     "group",  "search", "build",
+                                       "sweep",  "compare", "limits", "churn"};
 
 shoal::Metric ParseMetric(const std::string& name) {
   if (name == "l2") return shoal::Metric::kL2;
@@ -201,6 +205,11 @@ Config ConfigFromFlags(const Dataset& data) {
   c.phases = ParsePhases(absl::GetFlag(FLAGS_phases));
   c.compare = absl::GetFlag(FLAGS_compare) || c.HasPhase("compare");
   c.peers = SplitCommas(absl::GetFlag(FLAGS_peers));
+  c.churn_rounds = std::max<uint32_t>(1, absl::GetFlag(FLAGS_churn_rounds));
+  c.churn_fraction = absl::GetFlag(FLAGS_churn_fraction);
+  if (!(c.churn_fraction > 0 && c.churn_fraction < 1)) {
+    Die("--churn_fraction", absl::InvalidArgumentError("must be in (0, 1)"));
+  }
   c.output = absl::GetFlag(FLAGS_output);
   c.graph.max_degree = r.max_degree = absl::GetFlag(FLAGS_max_degree);
   c.graph.build_list_size = r.build_list_size = absl::GetFlag(FLAGS_build_list_size);
@@ -288,6 +297,7 @@ int Main() {
   if (c.HasPhase("limits")) LimitsPhase(c, data, truth, report);
   if (c.HasPhase("search")) SearchPhase(c, data, truth, report);
   if (graph) GraphPhase(c, data, truth, report);
+  if (c.HasPhase("churn")) ChurnPhase(c, data, report);
   if (c.compare) ComparePhase(c, data, truth, report);
   CleanUp(c);
   report.total_seconds = total.Seconds();

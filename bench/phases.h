@@ -43,6 +43,8 @@ struct Config {
   std::vector<uint32_t> list_sizes;  // the sweep
   double sweep_budget_s = 0;     // single-thread queries per sweep point
   bool compare = false;          // build and sweep the peers too
+  uint32_t churn_rounds = 50;    // --phases churn: rounds, and the fraction of the
+  double churn_fraction = 0.05;  // initial size deleted and inserted each round
   std::vector<std::string> peers;  // run a peer whose name contains one (empty: all)
 
   bool HasPhase(std::string_view name) const {
@@ -82,6 +84,8 @@ void GraphPhase(const Config& c, const Dataset& data, const Truth& truth, Report
 // Every peer compiled in, built and swept on the same data.
 void ComparePhase(const Config& c, const Dataset& data, const Truth& truth, Report& report);
 void LimitsPhase(const Config& c, const Dataset& data, const Truth& truth, Report& report);
+// Rounds of deletes and inserts on a living database (churn_phase.cc).
+void ChurnPhase(const Config& c, const Dataset& data, Report& report);
 
 }  // namespace shoal_bench
 

@@ -104,6 +104,18 @@ std::vector<Goal> Goals(const Report& r) {
   goals.push_back({"bulkload_time_vs_streamed_ingest_time",
                    "BulkLoad time / streamed ingest time (goal: stream <= 1.5x)", stream_time,
                    0.667});
+  for (const ChurnRun& run : r.churn) {
+    const std::string what = fmt::format("Churn ({} deletes, {} rounds)", run.deletes,
+                                         run.rounds.size());
+    goals.push_back({"churn_" + run.deletes + "_recall_minus_fresh",
+                     what + ": recall@10 - fresh build's", run.final_recall - run.fresh_recall,
+                     -0.01});
+    goals.push_back({"churn_" + run.deletes + "_qps_vs_fresh",
+                     what + ": QPS / fresh build's", run.MedianQpsRatio(), 0.8});
+    goals.push_back({"churn_" + run.deletes + "_inverse_space_amplification",
+                     what + ": 1 / space amplification (<= 1.5)",
+                     1.0 / run.final_space_amplification, 0.667});
+  }
   goals.push_back({"segment_best_recall_of_sweep",
                    fmt::format("recall@{} on segments, best list_size of the sweep", r.config.k),
                    best, 0.98});
@@ -357,6 +369,7 @@ void PrintReport(const Report& report) {
   PrintSearch(report);
   PrintLimits(report);
   PrintGraph(report);
+  PrintChurn(report);
   PrintCompare(report);
   PrintGoals(report);
   fmt::print("\ntotal {:.1f} s\n", report.total_seconds);
@@ -375,6 +388,7 @@ std::string ReportToJson(const Report& report) {
   SearchToJson(report, w);
   LimitsToJson(report, w);
   GraphToJson(report, w);
+  ChurnToJson(report, w);
   CompareToJson(report, w);
   GoalsToJson(report, w);
   w.Field("total_seconds", report.total_seconds);

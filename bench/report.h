@@ -168,6 +168,28 @@ struct HeadToHead {
   double MedianRatio() const;
 };
 
+// The churn phase (churn_phase.cc): one run of rounds of deletes and inserts.
+struct ChurnRound {
+  uint32_t round = 0;
+  size_t live = 0;
+  double recall = 0;              // at the default list size, against the live set
+  double qps = 0;                 // single thread
+  double segments_per_shard = 0;
+  double space_amplification = 0; // segment bytes per live vector / the bulk-loaded start's
+};
+struct ChurnRun {
+  std::string deletes;  // "uniform" or "clustered"
+  double fraction = 0;  // deleted and inserted each round, of the initial size
+  std::vector<ChurnRound> rounds;
+  double churn_seconds = 0;  // the rounds, the final Flush and WaitForCompact
+  // After Flush + WaitForCompact, and a fresh BulkLoad of the live set:
+  double final_recall = 0, final_qps = 0, final_segments_per_shard = 0;
+  double final_space_amplification = 0;
+  double fresh_recall = 0;
+  std::vector<double> qps_ratios;  // churned / fresh, searched in turns
+  double MedianQpsRatio() const;
+};
+
 struct Report {
   RunConfig config;
   std::vector<IngestResult> ingest;
@@ -179,6 +201,7 @@ struct Report {
   // both at the default list_size only).
   std::vector<IndexRun> graph;
   HeadToHead stream_vs_bulk;           // rounds empty when not measured
+  std::vector<ChurnRun> churn;         // --phases churn: uniform, then clustered deletes
   std::vector<IndexRun> peers;        // --compare
   std::vector<std::string> peer_notes; // peers skipped, and why
   LimitsFigures limits;
@@ -207,6 +230,9 @@ void PrintLimits(const Report& report);
 void GraphToJson(const Report& report, JsonWriter& w);
 void CompareToJson(const Report& report, JsonWriter& w);
 void LimitsToJson(const Report& report, JsonWriter& w);
+// The churn figures (report_churn.cc).
+void PrintChurn(const Report& report);
+void ChurnToJson(const Report& report, JsonWriter& w);
 
 }  // namespace shoal_bench
 
