@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "db/inspect.h"
 #include "gtest/gtest.h"
 #include "shoal/db.h"
 #include "shoal/options.h"
@@ -185,6 +186,44 @@ TEST(CompactionTest, WithoutQuiescentFoldSmallFlushesWaitForTheFoldRatio) {
   EXPECT_EQ(SegmentFiles(dir.path()).size(), 1u);
   EXPECT_TRUE(HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
   ExpectSearchesMatchTheOracle(*db, model);
+}
+
+// Inspection (`shoal stats`): dead vectors (deleted or overwritten, still
+// stored) count until a merge drops them.
+TEST(CompactionTest, StatsCountDeadVectorsUntilAMergeDropsThem) {
+  TempDir dir;
+  Options options = SmallMemtables(false);  // only Compact() merges
+  options.memtable_bytes = 8 << 20;
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, dir.path()));
+  VectorMap model;
+  ASSERT_NO_FATAL_FAILURE(WriteRounds(*db, 1, 1000, &model));
+  for (uint64_t id = 0; id < 100; ++id) ASSERT_OK(db->Delete(id));
+  for (uint64_t id = 100; id < 200; ++id) ASSERT_OK(db->Put(id, RandomVector(kDim, id)));
+  auto shard = [&]() {
+    absl::StatusOr<std::vector<CollectionReport>> stats = CollectStats(*db);
+    EXPECT_TRUE(stats.ok()) << stats.status();
+    return stats.ok() && stats->size() == 1 && stats->front().shards.size() == 1
+               ? stats->front().shards[0]
+               : ShardReport{};
+  };
+  // In the memtable: 1,100 stored, 900 live.
+  ShardReport s = shard();
+  EXPECT_EQ(s.stored_vectors, 1100u);
+  EXPECT_EQ(s.live_vectors, 900u);
+  EXPECT_DOUBLE_EQ(s.SpaceAmplification(), 1100.0 / 900.0);
+  EXPECT_DOUBLE_EQ(s.DeadFraction(), 200.0 / 1100.0);
+  ASSERT_OK(db->Flush());  // the same, across two segments
+  s = shard();
+  EXPECT_EQ(s.segments, 2u);
+  EXPECT_EQ(s.stored_vectors, 1100u);
+  EXPECT_EQ(s.live_vectors, 900u);
+  ASSERT_OK(db->Compact());
+  s = shard();
+  EXPECT_EQ(s.segments, 1u);
+  EXPECT_EQ(s.stored_vectors, 900u);
+  EXPECT_EQ(s.live_vectors, 900u);
+  EXPECT_DOUBLE_EQ(s.SpaceAmplification(), 1.0);
+  EXPECT_DOUBLE_EQ(s.DeadFraction(), 0.0);
 }
 
 TEST(CompactionTest, BadCompactionOptionsAreInvalidArgument) {

@@ -191,15 +191,20 @@ int Stats(const std::vector<char*>& args) {
                c.name, c.options.dim, MetricName(c.options.metric), c.options.shard_count,
                c.options.graph.max_degree, c.options.graph.build_list_size,
                c.options.graph.alpha);
-    fmt::print("  {:>5} {:>14} {:>6} {:>8} {:>15} {:>9} {:>9} {:>14}\n", "shard", "memtable B",
-               "frozen", "segments", "segment vecs", "deleted", "log files", "log bytes");
+    fmt::print("  {:>5} {:>14} {:>6} {:>8} {:>15} {:>12} {:>6} {:>9} {:>9} {:>9} {:>14}\n",
+               "shard", "memtable B", "frozen", "segments", "segment vecs", "live vecs", "dead",
+               "space amp", "deleted", "log files", "log bytes");
     for (const shoal::ShardReport& s : c.shards) {
-      fmt::print("  {:>5} {:>14} {:>6} {:>8} {:>15} {:>9} {:>9} {:>14}\n", s.index,
-                 s.memtable_bytes, s.frozen_memtables, s.segments, s.segment_vectors, s.deleted,
+      fmt::print("  {:>5} {:>14} {:>6} {:>8} {:>15} {:>12} {:>5.1f}% {:>9.2f} {:>9} {:>9} "
+                 "{:>14}\n",
+                 s.index, s.memtable_bytes, s.frozen_memtables, s.segments, s.segment_vectors,
+                 s.live_vectors, 100 * s.DeadFraction(), s.SpaceAmplification(), s.deleted,
                  s.wal_files, s.wal_bytes);
     }
   }
-  fmt::print("(log bytes include space reserved ahead by the open database)\n");
+  fmt::print("(live vecs: ids whose newest version is a vector; dead: stored vectors deleted or "
+             "overwritten since, which merges drop; space amp: stored / live vectors; log bytes "
+             "include space reserved ahead by the open database)\n");
   return kOk;
 }
 

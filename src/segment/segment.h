@@ -145,6 +145,10 @@ class Segment {
       const std::function<void(uint32_t node, uint64_t id, uint64_t sequence,
                                const float* vector, std::span<const uint32_t> neighbors)>& fn)
       const = 0;
+  // Calls fn for every entry of the id table (id, sequence, whether it is a
+  // vector or a tombstone), by ascending id. Reads no node block.
+  virtual void ForEachEntry(
+      const std::function<void(uint64_t id, uint64_t sequence, bool live)>& fn) const = 0;
   // Calls fn for every tombstone (id, sequence).
   virtual void ForEachTombstone(
       const std::function<void(uint64_t id, uint64_t sequence)>& fn) const = 0;

@@ -212,6 +212,13 @@ absl::Status SegmentReader::ForEachVector(
   return absl::OkStatus();
 }
 
+void SegmentReader::ForEachEntry(
+    const std::function<void(uint64_t id, uint64_t sequence, bool live)>& fn) const {
+  for (uint64_t i = 0; i < entry_count_; ++i) {
+    fn(EntryId(id_table_, i), EntrySequence(id_table_, i), EntryNode(id_table_, i) != kNoNode);
+  }
+}
+
 void SegmentReader::ForEachTombstone(
     const std::function<void(uint64_t id, uint64_t sequence)>& fn) const {
   for (uint64_t i = 0; i < entry_count_; ++i) {

@@ -44,6 +44,8 @@ class SegmentReader final : public Segment {
   absl::Status ForEachVector(
       const std::function<void(uint64_t id, uint64_t sequence, const float* vector)>& fn)
       const override;
+  void ForEachEntry(
+      const std::function<void(uint64_t id, uint64_t sequence, bool live)>& fn) const override;
   void ForEachTombstone(
       const std::function<void(uint64_t id, uint64_t sequence)>& fn) const override;
   absl::Status VerifyAll() const override;

@@ -119,6 +119,7 @@ std::vector<uint32_t> SeededOrder(const SegmentContents& c, uint64_t seed, Threa
   for (uint32_t row = 0; row < c.ids.size(); ++row) {
     if (!taken[row]) rest.push_back(row);
   }
+  if (rest.empty()) return order;  // nothing new (a merge of the seed and tombstones)
   std::vector<float> rows(rest.size() * c.dim);
   for (size_t i = 0; i < rest.size(); ++i) {
     std::memcpy(&rows[i * c.dim], c.vectors + size_t{rest[i]} * c.dim, c.dim * sizeof(float));
@@ -277,18 +278,20 @@ absl::Status BuildSegment(FileSystem* fs, ThreadPool* pool, const std::string& p
     graph.Extend(
         nodes.seeded,
         [&](uint32_t node, std::vector<uint32_t>* candidates) {
-          // FreshDiskANN's delete consolidation: a dropped neighbour is
-          // replaced by its own kept neighbours, and the list pruned again.
+          // Its kept neighbours first; then, for each dropped one, that
+          // one's kept neighbours (FreshDiskANN's consolidation candidates).
           candidates->clear();
-          bool repair = false;
           const uint32_t b = old_node[node];
           for (uint64_t k = seed.offsets[b]; k < seed.offsets[b + 1]; ++k) {
             const uint32_t v = seed.neighbors[k];
             if (seed.new_node[v] != GraphSeed::kDroppedNode) {
               candidates->push_back(seed.new_node[v]);
-              continue;
             }
-            repair = true;
+          }
+          const size_t kept = candidates->size();
+          for (uint64_t k = seed.offsets[b]; k < seed.offsets[b + 1]; ++k) {
+            const uint32_t v = seed.neighbors[k];
+            if (seed.new_node[v] != GraphSeed::kDroppedNode) continue;
             for (uint64_t j = seed.offsets[v]; j < seed.offsets[v + 1]; ++j) {
               const uint32_t w = seed.neighbors[j];
               if (seed.new_node[w] != GraphSeed::kDroppedNode) {
@@ -296,7 +299,7 @@ absl::Status BuildSegment(FileSystem* fs, ThreadPool* pool, const std::string& p
               }
             }
           }
-          return repair;
+          return kept;
         },
         options.single_pass, pool, stats);
   } else {

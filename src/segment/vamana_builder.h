@@ -67,11 +67,11 @@ class VamanaBuilder {
   // (may be null).
   void Build(ThreadPool* pool, SegmentBuildStats* stats);
 
-  // Gives node's seed list: the candidates (nodes of this store, at most one
-  // dropped node's worth of extras) into *candidates; returns whether the
-  // list lost edges and must be pruned again even if it fits R. Called
-  // concurrently from the pool's threads.
-  using SeedFn = std::function<bool(uint32_t node, std::vector<uint32_t>* candidates)>;
+  // Gives node's seed list into *candidates: first its own neighbours that
+  // are kept, then the kept neighbours of those it lost (the repair's
+  // candidates); returns how many lead (its own). Called concurrently from
+  // the pool's threads.
+  using SeedFn = std::function<size_t(uint32_t node, std::vector<uint32_t>* candidates)>;
 
   // Builds with nodes [0, seeded) seeded by `seed` and nodes [seeded, n)
   // inserted (see the file comment); Build is Extend(0, {}, false, ...).
@@ -102,9 +102,13 @@ class VamanaBuilder {
     uint64_t distances = 0;
   };
 
-  void RunPass(const std::vector<uint32_t>& order, float alpha, ThreadPool* pool);
-  void SeedNode(uint32_t p, const SeedFn& seed, Scratch* s);
-  void Insert(uint32_t p, float alpha, Scratch* s);
+  // Inserts every node of `order`: its own list pruned with `alpha`, the
+  // lists its back edges overflow with `back_alpha`.
+  void RunPass(const std::vector<uint32_t>& order, float alpha, float back_alpha,
+               ThreadPool* pool);
+  // Sets p's list from its seed; returns whether it was repaired.
+  bool SeedNode(uint32_t p, const SeedFn& seed, Scratch* s);
+  void Insert(uint32_t p, float alpha, float back_alpha, Scratch* s);
   // Greedy search for point p from the medoid; leaves the expanded nodes in
   // s->expanded.
   void Search(uint32_t p, Scratch* s);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "util/status_macros.h"
 #include "version/filename.h"
@@ -51,6 +52,11 @@ size_t Shard::live_count() const {
 ShardReport Shard::Report() const {
   ShardReport report;
   report.index = options_.index;
+  absl::flat_hash_set<uint64_t> seen;
+  auto visit = [&](uint64_t id, bool live) {
+    if (seen.insert(id).second && live) ++report.live_vectors;
+  };
+  SourceSnapshot older;
   {
     ReaderMutexLock lock(&mu_);
     report.memtable_bytes = active_->DataBytes();
@@ -64,6 +70,22 @@ ShardReport Shard::Report() const {
     for (const SegmentSource& s : sources_.segments()) {
       report.segment_vectors += s.meta.vectors;
       report.deleted += s.meta.tombstones;
+    }
+    // Live vectors: the ids whose newest entry, newest source first, is a
+    // vector. The active memtable takes writes: read it under the lock.
+    active_->ForEach([&](uint64_t id, const float*) { visit(id, true); },
+                     [&](uint64_t id) { visit(id, false); });
+    report.stored_vectors += active_->live_count();
+    older = sources_.Snapshot();
+  }
+  for (const SourceSnapshot::Source& source : older.sources()) {
+    if (source.mem != nullptr) {
+      source.mem->ForEach([&](uint64_t id, const float*) { visit(id, true); },
+                          [&](uint64_t id) { visit(id, false); });
+      report.stored_vectors += source.mem->live_count();
+    } else {
+      source.segment->ForEachEntry([&](uint64_t id, uint64_t, bool live) { visit(id, live); });
+      report.stored_vectors += source.segment->vector_count();
     }
   }
   absl::StatusOr<std::vector<std::string>> names = fs_->ListDir(dir_);

@@ -16,6 +16,21 @@ struct ShardReport {
   uint64_t segments = 0;
   uint64_t segment_vectors = 0;   // vectors stored in segments (all versions)
   uint64_t deleted = 0;           // tombstones in memtables and segments
+  // Vectors stored in memtables and segments (every version), and those
+  // that are the newest version of their id (what a search can return).
+  // stored - live are dead: deleted or overwritten, still taking space.
+  uint64_t stored_vectors = 0;
+  uint64_t live_vectors = 0;
+  // stored / live (1 when nothing is dead; 0 when nothing is stored).
+  double SpaceAmplification() const {
+    return live_vectors == 0 ? 0.0 : static_cast<double>(stored_vectors) / live_vectors;
+  }
+  // dead / stored.
+  double DeadFraction() const {
+    return stored_vectors == 0
+               ? 0.0
+               : static_cast<double>(stored_vectors - live_vectors) / stored_vectors;
+  }
   uint64_t wal_files = 0;
   uint64_t wal_bytes = 0;
 };
