@@ -53,6 +53,12 @@ class JsonWriter {
   void Field(std::string_view key, int v) { Key(key); Int(v); }
   void Field(std::string_view key, uint32_t v) { Key(key); Uint(v); }
   void Field(std::string_view key, uint64_t v) { Key(key); Uint(v); }
+  void Field(std::string_view key, const std::vector<double>& values) {
+    Key(key);
+    BeginArray();
+    for (double v : values) Double(v);
+    EndArray();
+  }
 
   // The document so far, with a trailing newline once it is complete.
   std::string str() const { return out_ + (empty_.empty() ? "\n" : ""); }

@@ -13,12 +13,13 @@
 
 namespace shoal_bench {
 
-double HeadToHead::MedianRatio() const {
-  if (ratios.empty()) return std::numeric_limits<double>::quiet_NaN();
-  std::vector<double> sorted = ratios;
-  std::sort(sorted.begin(), sorted.end());
-  return sorted[sorted.size() / 2];
+double Median(std::vector<double> values) {
+  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
 }
+
+double HeadToHead::MedianRatio() const { return Median(ratios); }
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();

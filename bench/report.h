@@ -158,6 +158,9 @@ struct LimitsFigures {
   }
 };
 
+// The median of `values` (the upper one of an even count); NaN when empty.
+double Median(std::vector<double> values);
+
 // Two shoal databases searched in turns at one list size (the streamed one
 // against the bulk-loaded one): each round runs the queries through each for
 // at least a second, so the machine's drift hits both alike.

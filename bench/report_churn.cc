@@ -12,12 +12,7 @@
 
 namespace shoal_bench {
 
-double ChurnRun::MedianQpsRatio() const {
-  if (qps_ratios.empty()) return std::numeric_limits<double>::quiet_NaN();
-  std::vector<double> sorted = qps_ratios;
-  std::sort(sorted.begin(), sorted.end());
-  return sorted[sorted.size() / 2];
-}
+double ChurnRun::MedianQpsRatio() const { return Median(qps_ratios); }
 
 namespace {
 
@@ -88,10 +83,7 @@ void ChurnToJson(const Report& r, JsonWriter& w) {
     w.Field("final_space_amplification", run.final_space_amplification);
     w.Field("fresh_recall", run.fresh_recall);
     w.Field("median_qps_ratio", run.MedianQpsRatio());
-    w.Key("qps_ratios");
-    w.BeginArray();
-    for (double ratio : run.qps_ratios) w.Double(ratio);
-    w.EndArray();
+    w.Field("qps_ratios", run.qps_ratios);
     w.EndObject();
   }
   w.EndArray();

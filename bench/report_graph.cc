@@ -266,10 +266,7 @@ void GraphToJson(const Report& r, JsonWriter& w) {
     w.Field("bulk_qps", h.bulk_qps);
     w.Field("stream_qps", h.stream_qps);
     w.Field("median_ratio", h.MedianRatio());
-    w.Key("ratios");
-    w.BeginArray();
-    for (double ratio : h.ratios) w.Double(ratio);
-    w.EndArray();
+    w.Field("ratios", h.ratios);
     w.EndObject();
   }
 }

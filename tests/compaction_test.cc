@@ -47,6 +47,21 @@ void WriteRounds(DB& db, int rounds, int per_round, VectorMap* model, uint64_t f
   ASSERT_OK(db.Flush());
 }
 
+// Deletes `count` old ids and overwrites `count` others, all below 100 *
+// (round + 1) (so that rounds touch different ids); records both.
+void DeleteAndOverwrite(DB& db, int round, int count, VectorMap* model,
+                        std::vector<uint64_t>* deleted) {
+  for (int i = 0; i < count; ++i) {
+    const uint64_t gone = uint64_t(round) * 100 + i;
+    ASSERT_OK(db.Delete(gone));
+    model->erase(gone);
+    deleted->push_back(gone);
+    const uint64_t changed = uint64_t(round) * 100 + 50 + i;
+    (*model)[changed] = RandomVector(kDim, 5000 + changed);
+    ASSERT_OK(db.Put(changed, (*model)[changed]));
+  }
+}
+
 void ExpectSearchesMatchTheOracle(DB& db, const VectorMap& model) {
   for (uint64_t q = 0; q < 5; ++q) {
     const std::vector<float> query = RandomVector(kDim, 77 + q);
@@ -103,15 +118,7 @@ TEST(CompactionTest, MergingNewerSegmentsKeepsTombstonesThatHideOlderOnes) {
   std::vector<uint64_t> deleted;
   for (int round = 0; round < 8; ++round) {
     // Each small flush deletes 5 old ids and overwrites 5 others.
-    for (int i = 0; i < 5; ++i) {
-      const uint64_t gone = uint64_t(round) * 100 + i;
-      ASSERT_OK(db->Delete(gone));
-      model.erase(gone);
-      deleted.push_back(gone);
-      const uint64_t changed = uint64_t(round) * 100 + 50 + i;
-      model[changed] = RandomVector(kDim, 5000 + changed);
-      ASSERT_OK(db->Put(changed, model[changed]));
-    }
+    ASSERT_NO_FATAL_FAILURE(DeleteAndOverwrite(*db, round, 5, &model, &deleted));
     ASSERT_OK(db->Flush());
   }
   ASSERT_OK(db->WaitForCompact());
@@ -144,15 +151,7 @@ TEST(CompactionTest, SmallFlushesFoldIntoTheLargeSegment) {
   for (int round = 0; round < 6; ++round) {
     // 100 entries a flush: 1/30 of the large segment, above the quiescent
     // ratio (1/64), below the fold ratio (1/8).
-    for (int i = 0; i < 10; ++i) {
-      const uint64_t gone = uint64_t(round) * 100 + i;
-      ASSERT_OK(db->Delete(gone));
-      model.erase(gone);
-      deleted.push_back(gone);
-      const uint64_t changed = uint64_t(round) * 100 + 50 + i;
-      model[changed] = RandomVector(kDim, 5000 + changed);
-      ASSERT_OK(db->Put(changed, model[changed]));
-    }
+    ASSERT_NO_FATAL_FAILURE(DeleteAndOverwrite(*db, round, 10, &model, &deleted));
     ASSERT_NO_FATAL_FAILURE(WriteRounds(*db, 1, 80, &model, 10000 + uint64_t(round) * 100));
     ASSERT_OK(db->WaitForCompact());
     // Quiescent after each Flush: every flush is folded in at once.

@@ -15,6 +15,7 @@
 #include "distance/distance.h"
 #include "gtest/gtest.h"
 #include "segment/segment.h"
+#include "testutil/sanitized.h"
 #include "testutil/temp_dir.h"
 #include "util/file_system.h"
 #include "util/thread_pool.h"
@@ -23,17 +24,7 @@
 namespace shoal {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
+using test::kSanitized;
 
 constexpr size_t kPoints = kSanitized ? 3000 : 20000;
 constexpr size_t kQueries = kSanitized ? 40 : 200;

@@ -21,6 +21,7 @@
 #include "distance/distance.h"
 #include "gtest/gtest.h"
 #include "segment/segment_format.h"
+#include "testutil/sanitized.h"
 #include "testutil/temp_dir.h"
 #include "util/coding.h"
 #include "util/file_system.h"
@@ -31,17 +32,7 @@
 namespace shoal {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
+using test::kSanitized;
 
 // Recall tests: big enough that the graph matters (a search visits a small
 // fraction of it), small enough for ~10 s under ASan on 2 cores.

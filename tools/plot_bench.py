@@ -14,6 +14,13 @@ threads.
 
 Several JSON files may be given (e.g. runs of different versions); each
 index is then labelled with its file's name too. Needs python3-matplotlib.
+
+With --churn, draws the churn phase instead (--phases churn): recall@k, QPS,
+segments per shard and space amplification after every round, one line per
+run (uniform and clustered deletes), the fresh build's recall dashed.
+
+  comprehensive_bench --dataset medium --phases churn --output churn.json
+  tools/plot_bench.py --churn churn.json -o docs/medium-churn.png
 """
 
 import argparse
@@ -73,6 +80,42 @@ def draw(ax, curves, mode, min_recall, annotate):
     ax.grid(True, which="both", linewidth=0.3, alpha=0.6)
 
 
+def draw_churn(paths, output):
+    """Four panels over the rounds of every churn run in `paths`."""
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8))
+    panels = [("recall", "recall@k at the default list size"),
+              ("qps", "queries per second, 1 thread"),
+              ("segments_per_shard", "segments per shard"),
+              ("space_amplification", "space amplification (segment bytes / live vector)")]
+    cfg, drawn = None, 0
+    for path in paths:
+        with open(path) as f:
+            report = json.load(f)
+        cfg = report["config"]
+        suffix = f" ({os.path.basename(path)})" if len(paths) > 1 else ""
+        for i, run in enumerate(report.get("churn") or []):
+            color = f"C{(drawn + i) % 10}"
+            rounds = [r["round"] for r in run["rounds"]]
+            label = f"{run['deletes']} deletes{suffix}"
+            for ax, (key, title) in zip(axes.flat, panels):
+                ax.plot(rounds, [r[key] for r in run["rounds"]], "-o", color=color,
+                        markersize=3, linewidth=1.2, label=label)
+                ax.set_title(title, fontsize=10)
+                ax.set_xlabel("round")
+                ax.grid(True, linewidth=0.3, alpha=0.6)
+            axes.flat[0].axhline(run["fresh_recall"], color=color, linestyle="--",
+                                 linewidth=1, label=f"fresh build of the last live set{suffix}")
+        drawn += len(report.get("churn") or [])
+    if drawn == 0:
+        sys.exit("no churn runs in the input (run with --phases churn)")
+    axes.flat[0].legend(fontsize=8, loc="lower left")
+    fig.suptitle(f"churn on {cfg['dataset']}: {cfg['num_vectors']:,} x {cfg['dim']}, "
+                 f"metric {cfg['metric']}", fontsize=11)
+    fig.tight_layout()
+    fig.savefig(output, dpi=110)
+    print(f"wrote {output}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("json", nargs="+", help="comprehensive_bench --output files")
@@ -81,7 +124,12 @@ def main():
                         help="left end of the recall axis (default 0.8)")
     parser.add_argument("--no-annotate", action="store_true",
                         help="do not label points with their knob value")
+    parser.add_argument("--churn", action="store_true",
+                        help="draw the churn phase's rounds instead of recall/QPS curves")
     args = parser.parse_args()
+    if args.churn:
+        draw_churn(args.json, args.output)
+        return
 
     curves, report = [], None
     for path in args.json:
