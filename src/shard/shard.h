@@ -349,7 +349,8 @@ class Shard {
   // Merges `inputs` (adjacent segments, oldest first) into one segment that
   // replaces them: newest version of each id, tombstones dropped when the
   // oldest input is the shard's oldest segment, else kept (they still hide
-  // older segments' vectors). REQUIRES: compact_mu_ held.
+  // older segments' vectors). Extends the largest input's graph when it may
+  // (see MergeReusesGraph), else builds afresh. REQUIRES: compact_mu_ held.
   absl::Status MergeSegments(const std::vector<SegmentSource>& inputs, bool keep_tombstones);
 
   FileSystem* const fs_;

@@ -1,7 +1,7 @@
 // Copyright 2026 The shoal Authors.
 //
 // Shard compaction: Compact() merges every segment it may (manual), and a
-// background compaction merges what the policy picks (tiers, then the fold:
+// background compaction merges what the policy picks (the fold, then tiers:
 // SourceSet::PickCompaction, Options::compaction) after flushes. Both
 // merge through MergeSegments and publish through PublishSegments.
 
@@ -16,11 +16,11 @@
 namespace shoal {
 
 bool MergeReusesGraph(const Segment& largest, const GraphOptions& graph) {
-  // Extending costs one insertion pass over the other inputs' vectors; a
-  // rebuild two passes over all of them, for a graph measured no better
-  // (docs/performance.md, "Merges"). A graph built more cheaply (a quick
-  // flush, a smaller build list) is rebuilt instead, so that the shard's
-  // large graph is always of full quality.
+  // Extending runs the two insertion passes over the other inputs' vectors
+  // only; a rebuild runs them over all, for a graph measured no better
+  // (docs/performance.md, "Merges that extend the largest graph"). A graph
+  // built more cheaply (a quick flush, a smaller build list) is rebuilt
+  // instead, so that the shard's large graph is always of full quality.
   return largest.vector_count() > 0 && largest.build_list_size() >= graph.build_list_size;
 }
 
@@ -106,8 +106,9 @@ absl::Status Shard::MergeSegments(const std::vector<SegmentSource>& inputs,
                        "collection,shard,inputs,vectors,seeded,tombstones,collect_us,seed_us,"
                        "medoid_us,insert_us,write_us,publish_us,total_us,"
                        "distance_computations");
-  // The largest input's graph is extended rather than rebuilt when it holds
-  // enough of the result (MergeReusesGraph).
+  // The largest input's graph is extended rather than rebuilt when it was
+  // fully built (MergeReusesGraph) and the merge drops none of its nodes
+  // (below).
   size_t largest = 0;
   uint64_t total = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
