@@ -3,6 +3,7 @@
 #include "db/validate.h"
 
 #include <cmath>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "distance/distance.h"
@@ -21,17 +22,15 @@ absl::Status ValidateOptions(const Options& o) {
     return absl::InvalidArgumentError(absl::StrCat(
         "compaction.min_merge_width must be >= 2, got ", o.compaction.min_merge_width));
   }
-  if (!(o.compaction.size_ratio >= 0) || !std::isfinite(o.compaction.size_ratio)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "compaction.size_ratio must be a finite number >= 0, got ", o.compaction.size_ratio));
-  }
-  if (!(o.compaction.fold_ratio >= 0) || !std::isfinite(o.compaction.fold_ratio)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "compaction.fold_ratio must be a finite number >= 0, got ", o.compaction.fold_ratio));
-  }
-  if (!(o.compaction.quiescent_fold_ratio >= 0) || !std::isfinite(o.compaction.quiescent_fold_ratio)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "compaction.quiescent_fold_ratio must be a finite number >= 0, got ", o.compaction.quiescent_fold_ratio));
+  const std::pair<const char*, double> ratios[] = {
+      {"size_ratio", o.compaction.size_ratio},
+      {"fold_ratio", o.compaction.fold_ratio},
+      {"quiescent_fold_ratio", o.compaction.quiescent_fold_ratio}};
+  for (const auto& [name, value] : ratios) {
+    if (!(value >= 0) || !std::isfinite(value)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("compaction.", name, " must be a finite number >= 0, got ", value));
+    }
   }
   if (o.worker_threads > kMaxWorkerThreads) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -38,10 +38,13 @@ class Segment;
 // A graph to start a build from (a merge's largest input), so that only the
 // other rows are inserted: node b of `segment` is contents row
 // row_of_node[b], or kDroppedNode when its entry is not in the contents (it
-// was deleted or overwritten). Edges to dropped nodes are repaired as
-// FreshDiskANN consolidates deletes: the node's list is pruned again from
-// its live neighbours and the dropped neighbours' live neighbours.
-// The rows a seed names must hold that node's vector.
+// was deleted or overwritten). A node that pointed at dropped nodes keeps
+// its other edges and fills the freed places from the dropped nodes' kept
+// neighbours (FreshDiskANN's consolidation candidates), closest first, each
+// unless an edge already kept occludes it. Repaired again and again, such a
+// graph loses recall (docs/performance.md, "Churn"); the shard extends only
+// seeds that drop nothing. The rows a seed names must hold that node's
+// vector.
 struct GraphSeed {
   static constexpr uint32_t kDroppedNode = 0xFFFFFFFFu;
   const Segment* segment = nullptr;

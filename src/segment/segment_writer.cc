@@ -192,7 +192,8 @@ void EncodeNode(const SegmentContents& c, const Nodes& nodes,
 }
 
 absl::Status WriteNodeBlocks(WritableFile* file, const SegmentContents& c,
-                             const Nodes& nodes, const segment::Header& h, const segment::VamanaBuilder& graph) {
+                             const Nodes& nodes, const segment::Header& h,
+                             const segment::VamanaBuilder& graph) {
   const segment::NodeLayout& layout = h.layout;
   const size_t block_bytes = layout.block_bytes();
   const size_t blocks_per_chunk = std::max<size_t>(1, kWriteChunkBytes / block_bytes);

@@ -13,11 +13,12 @@
 //
 // Extend builds from a seed instead (a merge reusing its largest input's
 // graph, as FreshDiskANN's StreamingMerge): the seeded nodes' lists are
-// given (and pruned again where they lost edges), the entry point is the
-// seeded node nearest the centroid, and only the other nodes go through
+// given (and repaired where they lost edges, see SeedNode), the entry point
+// is the seeded node nearest the centroid, and only the other nodes go through
 // passes 1 and 2 (or pass 2 alone, single_pass), then step 4. Inserting the
 // new nodes in one pass measured ~0.01 lower recall@10 than a fresh build
-// (docs/performance.md, "Merges"); two passes match it.
+// (docs/performance.md, "Merges that extend the largest graph"); two
+// passes match it.
 //
 // Points are inserted concurrently on all threads of the pool: each node's
 // list has a spinlock (a seqlock for readers, see Lock), held only to update
