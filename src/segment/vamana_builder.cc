@@ -194,7 +194,7 @@ void VamanaBuilder::Extend(size_t seeded, const SeedFn& seed, bool single_pass,
   scratch_.shrink_to_fit();
 }
 
-bool VamanaBuilder::SeedNode(uint32_t p, const SeedFn& seed, Scratch* s) {
+void VamanaBuilder::SeedNode(uint32_t p, const SeedFn& seed, Scratch* s) {
   const size_t kept = seed(p, &s->neighbors);
   s->pool.clear();
   s->visited.Clear(n_);
@@ -205,8 +205,9 @@ bool VamanaBuilder::SeedNode(uint32_t p, const SeedFn& seed, Scratch* s) {
   s->distances += s->pool.size();
   const size_t own = std::min(kept, s->pool.size());
   // Nothing else touches the seeded lists yet: no lock needed.
-  if (own == s->pool.size()) {
-    // Nothing dropped: the list as it was (pruned only if R shrank).
+  if (own == s->pool.size() || own > max_degree_) {
+    // Nothing dropped (or more kept edges than R, from a seed built with a
+    // larger R): the list as it was, pruned if longer than R.
     SortCandidates(p, &s->pool);
     if (s->pool.size() > max_degree_) {
       RobustPrune(p, s->pool, alpha_, max_degree_, distance_, &s->pruned, &s->distances);
@@ -214,7 +215,7 @@ bool VamanaBuilder::SeedNode(uint32_t p, const SeedFn& seed, Scratch* s) {
     } else {
       SetList(p, s->pool);
     }
-    return false;
+    return;
   }
   // Repair: the kept neighbours stay (pruning them again would drop the
   // back edges other nodes gave p, and with them paths to those nodes); the
@@ -241,7 +242,6 @@ bool VamanaBuilder::SeedNode(uint32_t p, const SeedFn& seed, Scratch* s) {
     return a.distance < b.distance || (a.distance == b.distance && a.node < b.node);
   });
   SetList(p, s->pruned);
-  return true;
 }
 
 void VamanaBuilder::RunPass(const std::vector<uint32_t>& order, float alpha,

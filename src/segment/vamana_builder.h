@@ -107,8 +107,8 @@ class VamanaBuilder {
   // lists its back edges overflow with `back_alpha`.
   void RunPass(const std::vector<uint32_t>& order, float alpha, float back_alpha,
                ThreadPool* pool);
-  // Sets p's list from its seed; returns whether it was repaired.
-  bool SeedNode(uint32_t p, const SeedFn& seed, Scratch* s);
+  // Sets p's list from its seed, repairing it where it lost edges.
+  void SeedNode(uint32_t p, const SeedFn& seed, Scratch* s);
   void Insert(uint32_t p, float alpha, float back_alpha, Scratch* s);
   // Greedy search for point p from the medoid; leaves the expanded nodes in
   // s->expanded.
