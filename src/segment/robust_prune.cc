@@ -7,9 +7,7 @@
 namespace shoal::segment {
 
 void SortCandidates(uint32_t p, std::vector<Candidate>* pool) {
-  std::sort(pool->begin(), pool->end(), [](const Candidate& a, const Candidate& b) {
-    return a.distance < b.distance || (a.distance == b.distance && a.node < b.node);
-  });
+  std::sort(pool->begin(), pool->end(), CloserCandidate);
   auto zero_end = pool->begin();
   while (zero_end != pool->end() && zero_end->distance <= 0.0f) ++zero_end;
   if (zero_end == pool->begin()) return;

@@ -30,6 +30,11 @@ struct Candidate {
   uint32_t node;
 };
 
+// Ascending (distance, node): the order lists are kept in.
+inline bool CloserCandidate(const Candidate& a, const Candidate& b) {
+  return a.distance < b.distance || (a.distance == b.distance && a.node < b.node);
+}
+
 inline uint32_t MaxDuplicateEdges(uint32_t max_degree) {
   return max_degree < 16 ? 1 : max_degree / 8;
 }

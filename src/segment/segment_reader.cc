@@ -179,37 +179,41 @@ absl::StatusOr<Segment::Lookup> SegmentReader::Find(uint64_t id, uint64_t* seque
   return node == kNoNode ? Lookup::kDeleted : Lookup::kLive;
 }
 
+absl::Status SegmentReader::ForEachRecord(
+    const std::function<void(uint32_t node, const char* record)>& fn) const {
+  for (uint64_t node = 0; node < header_.vector_count; ++node) {
+    const uint32_t n = static_cast<uint32_t>(node);
+    if (node % header_.layout.nodes_per_block == 0) {
+      SHOAL_RETURN_IF_ERROR(EnsureVerified(BlockOf(n)));
+    }
+    fn(n, NodeRecord(n));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status SegmentReader::ForEachNode(
     const std::function<void(uint32_t node, uint64_t id, uint64_t sequence, const float* vector,
                              std::span<const uint32_t> neighbors)>& fn) const {
   const NodeLayout& layout = header_.layout;
   std::vector<uint32_t> neighbors;
-  for (uint64_t node = 0; node < header_.vector_count; ++node) {
-    const uint32_t n = static_cast<uint32_t>(node);
-    if (node % layout.nodes_per_block == 0) SHOAL_RETURN_IF_ERROR(EnsureVerified(BlockOf(n)));
-    const char* record = NodeRecord(n);
+  return ForEachRecord([&](uint32_t node, const char* record) {
     // Verified: degree <= R and every neighbour < vector_count.
     neighbors.resize(DecodeFixed32(record + layout.degree_offset()));
     for (size_t k = 0; k < neighbors.size(); ++k) {
       neighbors[k] = DecodeFixed32(record + layout.neighbors_offset() + 4 * k);
     }
-    fn(n, DecodeFixed64(record + layout.id_offset()),
+    fn(node, DecodeFixed64(record + layout.id_offset()),
        DecodeFixed64(record + layout.sequence_offset()), NodeVector(record), neighbors);
-  }
-  return absl::OkStatus();
+  });
 }
 
 absl::Status SegmentReader::ForEachVector(
     const std::function<void(uint64_t id, uint64_t sequence, const float* vector)>& fn) const {
   const NodeLayout& layout = header_.layout;
-  for (uint64_t node = 0; node < header_.vector_count; ++node) {
-    const uint32_t n = static_cast<uint32_t>(node);
-    if (node % layout.nodes_per_block == 0) SHOAL_RETURN_IF_ERROR(EnsureVerified(BlockOf(n)));
-    const char* record = NodeRecord(n);
+  return ForEachRecord([&](uint32_t, const char* record) {
     fn(DecodeFixed64(record + layout.id_offset()),
        DecodeFixed64(record + layout.sequence_offset()), NodeVector(record));
-  }
-  return absl::OkStatus();
+  });
 }
 
 void SegmentReader::ForEachEntry(

@@ -54,6 +54,11 @@ class SegmentReader final : public Segment {
   SegmentReader(std::string path, std::unique_ptr<ReadOnlyMappedFile> file,
                 const Header& header, const Footer& footer);
 
+  // Calls fn(node, its record) for every node in order, verifying each
+  // block before its first node.
+  absl::Status ForEachRecord(
+      const std::function<void(uint32_t node, const char* record)>& fn) const;
+
   // Checks that the id table is sorted, and that every node appears in it
   // exactly once and the tombstones number tombstone_count.
   absl::Status CheckIdTable() const;

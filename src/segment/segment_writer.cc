@@ -87,30 +87,23 @@ struct SeedGraph {
   std::vector<uint32_t> new_node;
 };
 
-absl::Status CheckSeed(const SegmentContents& c) {
-  const GraphSeed& seed = *c.seed;
-  if (seed.segment == nullptr || seed.row_of_node.size() != seed.segment->vector_count()) {
+// The file order with a seed: its kept nodes first, in their old order (the
+// old file's locality), then the other rows in locality order.
+// InvalidArgument when the seed does not name a row (or kDroppedNode) for
+// each of its nodes, or names a row twice or out of range.
+absl::StatusOr<std::vector<uint32_t>> SeededOrder(const SegmentContents& c, uint64_t seed,
+                                                  ThreadPool* pool, size_t* seeded) {
+  const GraphSeed& g = *c.seed;
+  if (g.segment == nullptr || g.row_of_node.size() != g.segment->vector_count()) {
     return absl::InvalidArgumentError("graph seed does not name a row for every node");
   }
+  std::vector<uint32_t> order;
   std::vector<bool> taken(c.ids.size(), false);
-  for (uint32_t row : seed.row_of_node) {
+  for (uint32_t row : g.row_of_node) {
     if (row == GraphSeed::kDroppedNode) continue;
     if (row >= c.ids.size() || taken[row]) {
       return absl::InvalidArgumentError("graph seed names a row twice or out of range");
     }
-    taken[row] = true;
-  }
-  return absl::OkStatus();
-}
-
-// The file order with a seed: its kept nodes first, in their old order (the
-// old file's locality), then the other rows in locality order.
-std::vector<uint32_t> SeededOrder(const SegmentContents& c, uint64_t seed, ThreadPool* pool,
-                                  size_t* seeded) {
-  std::vector<uint32_t> order;
-  std::vector<bool> taken(c.ids.size(), false);
-  for (uint32_t row : c.seed->row_of_node) {
-    if (row == GraphSeed::kDroppedNode) continue;
     order.push_back(row);
     taken[row] = true;
   }
@@ -257,8 +250,8 @@ absl::Status BuildSegment(FileSystem* fs, ThreadPool* pool, const std::string& p
   const size_t n = contents.ids.size();
   Nodes nodes;
   if (contents.seed != nullptr) {
-    SHOAL_RETURN_IF_ERROR(CheckSeed(contents));
-    nodes.order = SeededOrder(contents, options.seed, pool, &nodes.seeded);
+    SHOAL_ASSIGN_OR_RETURN(nodes.order,
+                           SeededOrder(contents, options.seed, pool, &nodes.seeded));
   } else {
     nodes.order = segment::LocalityOrder(contents.vectors, n, contents.dim, options.seed, pool);
   }

@@ -223,9 +223,7 @@ void VamanaBuilder::SeedNode(uint32_t p, const SeedFn& seed, Scratch* s) {
   // first, each unless a neighbour already in the list occludes it
   // (RobustPrune's rule).
   s->pruned.assign(s->pool.begin(), s->pool.begin() + own);
-  std::sort(s->pool.begin() + own, s->pool.end(), [](const Candidate& a, const Candidate& b) {
-    return a.distance < b.distance || (a.distance == b.distance && a.node < b.node);
-  });
+  std::sort(s->pool.begin() + own, s->pool.end(), CloserCandidate);
   for (size_t i = own; i < s->pool.size() && s->pruned.size() < max_degree_; ++i) {
     const Candidate& c = s->pool[i];
     bool occluded = false;
@@ -238,9 +236,7 @@ void VamanaBuilder::SeedNode(uint32_t p, const SeedFn& seed, Scratch* s) {
     }
     if (!occluded) s->pruned.push_back(c);
   }
-  std::sort(s->pruned.begin(), s->pruned.end(), [](const Candidate& a, const Candidate& b) {
-    return a.distance < b.distance || (a.distance == b.distance && a.node < b.node);
-  });
+  std::sort(s->pruned.begin(), s->pruned.end(), CloserCandidate);
   SetList(p, s->pruned);
 }
 
