@@ -73,6 +73,15 @@ void ExpectSearchesMatchTheOracle(DB& db, const VectorMap& model) {
   }
 }
 
+// The statistics of the database's one shard.
+ShardReport OnlyShard(DB& db) {
+  absl::StatusOr<std::vector<CollectionReport>> stats = CollectStats(db);
+  EXPECT_TRUE(stats.ok()) << stats.status();
+  return stats.ok() && stats->size() == 1 && stats->front().shards.size() == 1
+             ? stats->front().shards[0]
+             : ShardReport{};
+}
+
 TEST(CompactionTest, ShardKeepsLogarithmicallyManySegmentsWithoutCompactCalls) {
   TempDir dir;
   ASSERT_OK_AND_ASSIGN(auto db, DB::Open(SmallMemtables(true), dir.path()));
@@ -198,13 +207,7 @@ TEST(CompactionTest, StatsCountDeadVectorsUntilAMergeDropsThem) {
   ASSERT_NO_FATAL_FAILURE(WriteRounds(*db, 1, 1000, &model));
   for (uint64_t id = 0; id < 100; ++id) ASSERT_OK(db->Delete(id));
   for (uint64_t id = 100; id < 200; ++id) ASSERT_OK(db->Put(id, RandomVector(kDim, id)));
-  auto shard = [&]() {
-    absl::StatusOr<std::vector<CollectionReport>> stats = CollectStats(*db);
-    EXPECT_TRUE(stats.ok()) << stats.status();
-    return stats.ok() && stats->size() == 1 && stats->front().shards.size() == 1
-               ? stats->front().shards[0]
-               : ShardReport{};
-  };
+  auto shard = [&] { return OnlyShard(*db); };
   // In the memtable: 1,100 stored, 900 live.
   ShardReport s = shard();
   EXPECT_EQ(s.stored_vectors, 1100u);
@@ -225,6 +228,112 @@ TEST(CompactionTest, StatsCountDeadVectorsUntilAMergeDropsThem) {
   EXPECT_DOUBLE_EQ(s.DeadFraction(), 0.0);
 }
 
+// Consolidation: deletes and overwrites that no merge is due to drop (here
+// neither a fold nor a tier is ever due) free their space once they make up
+// consolidate_dead_fraction of a segment's vectors: that segment alone is
+// rewritten without them, while the newer segments that hide them stay.
+TEST(CompactionTest, ASegmentIsRewrittenWithoutItsDeadVectorsOnceTheyPassTheThreshold) {
+  TempDir dir;
+  Options options = SmallMemtables(true);
+  options.memtable_bytes = 8 << 20;      // flushes only when asked
+  options.compaction.fold_ratio = 1e9;   // no fold, no tiers: only consolidation
+  options.compaction.quiescent_fold_ratio = 1e9;
+  options.compaction.min_merge_width = 1000;
+  options.compaction.consolidate_dead_fraction = 0.25;
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, dir.path()));
+  VectorMap model;
+  ASSERT_NO_FATAL_FAILURE(WriteRounds(*db, 1, 1000, &model));  // the large segment
+  std::vector<uint64_t> deleted;
+  // 200 of its 1,000 vectors dead: below the threshold, nothing is rewritten.
+  for (int round = 0; round < 2; ++round) {
+    ASSERT_NO_FATAL_FAILURE(DeleteAndOverwrite(*db, round, 50, &model, &deleted));
+  }
+  ASSERT_OK(db->Flush());
+  ASSERT_OK(db->WaitForCompact());
+  ShardReport s = OnlyShard(*db);
+  EXPECT_EQ(s.segments, 2u);
+  EXPECT_EQ(s.stored_vectors, 1100u);
+  EXPECT_EQ(s.live_vectors, 900u);
+  // 300 dead (30%): the large segment is rewritten with its 700 live ones.
+  ASSERT_NO_FATAL_FAILURE(DeleteAndOverwrite(*db, 2, 50, &model, &deleted));
+  ASSERT_OK(db->Flush());
+  ASSERT_OK(db->WaitForCompact());
+  s = OnlyShard(*db);
+  EXPECT_EQ(s.segments, 3u);
+  EXPECT_EQ(s.stored_vectors, 850u);
+  EXPECT_EQ(s.live_vectors, 850u);
+  EXPECT_DOUBLE_EQ(s.DeadFraction(), 0.0);
+  EXPECT_TRUE(HoldsExactly(*db, kDefaultCollection, Metric::kL2, model, deleted));
+  ExpectSearchesMatchTheOracle(*db, model);
+  ASSERT_OK(db->Close());
+  ASSERT_OK_AND_ASSIGN(db, DB::Open(options, dir.path()));
+  EXPECT_TRUE(HoldsExactly(*db, kDefaultCollection, Metric::kL2, model, deleted));
+  ExpectSearchesMatchTheOracle(*db, model);
+  EXPECT_EQ(OnlyShard(*db).stored_vectors, 850u);
+}
+
+// The same segment is rewritten only when a newer one hides enough of it:
+// dead vectors of newer segments (overwritten twice) count for those.
+TEST(CompactionTest, ConsolidationTakesTheSegmentWhoseVectorsAreDeadNotTheNewest) {
+  TempDir dir;
+  Options options = SmallMemtables(true);
+  options.memtable_bytes = 8 << 20;
+  options.compaction.fold_ratio = 1e9;
+  options.compaction.quiescent_fold_ratio = 1e9;
+  options.compaction.min_merge_width = 1000;
+  options.compaction.consolidate_dead_fraction = 0.5;
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, dir.path()));
+  VectorMap model;
+  ASSERT_NO_FATAL_FAILURE(WriteRounds(*db, 1, 1000, &model));          // A: ids 0..999
+  ASSERT_NO_FATAL_FAILURE(WriteRounds(*db, 1, 100, &model, 5000));     // B: ids 5000..5099
+  // C overwrites 60 of B's 100 (60% dead) and 60 of A's (6%).
+  for (uint64_t i = 0; i < 60; ++i) {
+    for (uint64_t id : {5000 + i, i}) {
+      model[id] = RandomVector(kDim, 9000 + id);
+      ASSERT_OK(db->Put(id, model[id]));
+    }
+  }
+  ASSERT_OK(db->Flush());
+  ASSERT_OK(db->WaitForCompact());
+  ShardReport s = OnlyShard(*db);
+  EXPECT_EQ(s.segments, 3u);
+  // B lost its 60 dead; A kept its 60 (below its threshold).
+  EXPECT_EQ(s.stored_vectors, 1000u + 40u + 120u);
+  EXPECT_EQ(s.live_vectors, 1100u);
+  EXPECT_TRUE(HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
+  ExpectSearchesMatchTheOracle(*db, model);
+}
+
+// Back-pressure: writes that outpace merges wait for them once a shard holds
+// max_segments segments, so the count stays bounded (the merges here are
+// slow next to the flushes: a fold inserts thousands of vectors, a flush
+// builds ~200).
+TEST(CompactionTest, WritesWaitForMergesSoSegmentsStayBounded) {
+  TempDir dir;
+  Options options = SmallMemtables(true);
+  options.compaction.max_segments = 3;
+  options.compaction.min_merge_width = 2;
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, dir.path()));
+  VectorMap model;
+  size_t most = 0;
+  for (int round = 0; round < 60; ++round) {
+    std::vector<uint64_t> ids;
+    for (uint64_t i = 0; i < 200; ++i) ids.push_back(uint64_t(round) * 200 + i);
+    const std::vector<float> rows = RandomVectors(ids.size(), kDim, 300 + round);
+    ASSERT_OK(db->PutBatch(ids, rows));
+    for (size_t i = 0; i < ids.size(); ++i) {
+      model[ids[i]] = std::vector<float>(Row(rows, i, kDim).begin(), Row(rows, i, kDim).end());
+    }
+    most = std::max<size_t>(most, OnlyShard(*db).segments);
+  }
+  // A write is admitted below max_segments; its freeze and the flushes
+  // already queued (at most two frozen memtables) may add one each.
+  EXPECT_LE(most, options.compaction.max_segments + 2);
+  ASSERT_OK(db->Flush());
+  ASSERT_OK(db->WaitForCompact());
+  EXPECT_TRUE(HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
+}
+
 TEST(CompactionTest, BadCompactionOptionsAreInvalidArgument) {
   TempDir dir;
   Options o = SmallMemtables(true);
@@ -240,6 +349,14 @@ TEST(CompactionTest, BadCompactionOptionsAreInvalidArgument) {
   EXPECT_STATUS_CODE(DB::Open(o, dir.path()), absl::StatusCode::kInvalidArgument);
   o = SmallMemtables(true);
   o.compaction.quiescent_fold_ratio = std::numeric_limits<double>::infinity();
+  EXPECT_STATUS_CODE(DB::Open(o, dir.path()), absl::StatusCode::kInvalidArgument);
+  o = SmallMemtables(true);
+  o.compaction.consolidate_dead_fraction = 0;
+  EXPECT_STATUS_CODE(DB::Open(o, dir.path()), absl::StatusCode::kInvalidArgument);
+  o.compaction.consolidate_dead_fraction = 1.5;
+  EXPECT_STATUS_CODE(DB::Open(o, dir.path()), absl::StatusCode::kInvalidArgument);
+  o = SmallMemtables(true);
+  o.compaction.max_segments = 1;
   EXPECT_STATUS_CODE(DB::Open(o, dir.path()), absl::StatusCode::kInvalidArgument);
 }
 

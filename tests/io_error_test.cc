@@ -7,7 +7,12 @@
 //   OnceThenDie: only the Nth fails; when the call returns, the process
 //               "dies" (every later operation fails, as if killed: nothing
 //               that the engine would still do to repair things happens);
-//   Persistent: the Nth and every later one fails (a disk that stays broken).
+//   Persistent: the Nth and every later one fails (a disk that stays broken);
+//   PowerLoss:  the power goes off at the Nth (it and every later one fail,
+//               nothing more becomes durable), then everything unsynced is
+//               dropped (FaultInjectionFileSystem::DropUnsyncedData); only
+//               for the cases marked power_loss, whose acknowledged writes
+//               are durable (kAlways): merges and consolidations.
 // Each time:
 //   - the call returns (never crashes, never hangs: a watchdog aborts);
 //   - the DB object can be closed and destroyed;
@@ -37,9 +42,11 @@
 #include <thread>
 #include <vector>
 
+#include "db/inspect.h"
 #include "gtest/gtest.h"
 #include "testutil/fault_injection_fs.h"
 #include "testutil/temp_dir.h"
+#include "version/filename.h"
 
 namespace shoal::test {
 namespace {
@@ -213,13 +220,14 @@ class Watchdog {
   std::thread thread_;
 };
 
-enum class Mode { kOnce, kOnceThenDie, kPersistent };
+enum class Mode { kOnce, kOnceThenDie, kPersistent, kPowerLoss };
 
 const char* ModeName(Mode m) {
   switch (m) {
     case Mode::kOnce: return "Once";
     case Mode::kOnceThenDie: return "OnceThenDie";
     case Mode::kPersistent: return "Persistent";
+    case Mode::kPowerLoss: return "PowerLoss";
   }
   return "?";
 }
@@ -241,6 +249,13 @@ struct IoCase {
   bool on_disk = false;
   // kAlways: Options::collection_commit_log (else each shard syncs its log).
   bool commit_log = true;
+  CompactionOptions compaction;
+  // Also run with the power going off at each operation in turn
+  // (Mode::kPowerLoss). REQUIRES: every write acknowledged before or during
+  // the call is durable when acknowledged (kAlways).
+  bool power_loss = false;
+  // kAlways cases: again on a disk, through the direct-I/O log.
+  bool disk_variants = true;
 };
 
 Options CaseOptions(const IoCase& c) {
@@ -250,6 +265,7 @@ Options CaseOptions(const IoCase& c) {
   o.memtable_bytes = c.memtable_bytes;
   o.worker_threads = 2;
   o.collection_commit_log = c.commit_log;
+  o.compaction = c.compaction;
   return o;
 }
 
@@ -274,6 +290,23 @@ void TearLastLog(const std::string& path) {
   const char garbage[24] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
   std::fwrite(garbage, 1, sizeof(garbage), f);
   std::fclose(f);
+}
+
+// Flush, then WaitForCompact; InternalError when, without a fault, some
+// shard is not `done` (the background merge the case is about did not run).
+absl::Status FlushAndWaitFor(DB& db, Tracker* t,
+                             const std::function<bool(const ShardReport&)>& done) {
+  absl::Status s = t->NoEffect(db.Flush());
+  if (s.ok()) s = t->NoEffect(db.WaitForCompact());
+  if (!s.ok()) return s;
+  absl::StatusOr<std::vector<CollectionReport>> stats = CollectStats(db);
+  if (!stats.ok()) return stats.status();
+  for (const CollectionReport& c : *stats) {
+    for (const ShardReport& shard : c.shards) {
+      if (!done(shard)) return absl::InternalError("the background merge did not run");
+    }
+  }
+  return absl::OkStatus();
 }
 
 std::vector<IoCase> Cases() {
@@ -392,6 +425,45 @@ std::vector<IoCase> Cases() {
     c.call = [](DB& db, Tracker* t) { return t->NoEffect(db.Compact()); };
   }
   {
+    // A background fold (the flush of a few new ids is merged into each
+    // shard's large segment, extending its graph), and power lost at each
+    // of its steps.
+    IoCase& c = add("BackgroundFold");
+    c.policy = FsyncPolicy::kAlways;
+    c.power_loss = true;
+    c.disk_variants = false;
+    c.setup = [](DB& db, Tracker* t) {
+      PutRange(db, t, "default", 0, 60);
+      ASSERT_OK(db.Flush());
+      PutRange(db, t, "default", 60, 66);
+    };
+    c.call = [](DB& db, Tracker* t) {
+      return FlushAndWaitFor(db, t, [](const ShardReport& s) { return s.segments == 1; });
+    };
+  }
+  {
+    // Consolidation: half of each shard's segment deleted; it is rewritten
+    // without them (no fold or tier is due).
+    IoCase& c = add("BackgroundConsolidation");
+    c.policy = FsyncPolicy::kAlways;
+    c.power_loss = true;
+    c.disk_variants = false;
+    c.compaction.fold_ratio = 1e9;
+    c.compaction.quiescent_fold_ratio = 1e9;
+    c.compaction.min_merge_width = 1000;
+    c.compaction.consolidate_dead_fraction = 0.25;
+    c.setup = [](DB& db, Tracker* t) {
+      PutRange(db, t, "default", 0, 60);
+      ASSERT_OK(db.Flush());
+      for (uint64_t id = 0; id < 60; id += 2) ASSERT_OK(t->Delete(db, "default", id));
+    };
+    c.call = [](DB& db, Tracker* t) {
+      return FlushAndWaitFor(db, t, [](const ShardReport& s) {
+        return s.stored_vectors == s.live_vectors;
+      });
+    };
+  }
+  {
     IoCase& c = add("PutsWithBackgroundFlushes");
     c.memtable_bytes = 256;  // a freeze and a flush every few puts
     c.call = [](DB& db, Tracker* t) {
@@ -425,6 +497,7 @@ std::vector<IoCase> Cases() {
   // writes, rotation and resume fail in turn.
   const size_t mapped_cases = cases.size();
   for (size_t i = 0; i < mapped_cases; ++i) {
+    if (!cases[i].disk_variants) continue;
     if (cases[i].policy != FsyncPolicy::kAlways && cases[i].name != "OpenExisting") continue;
     IoCase c = cases[i];
     c.name += c.policy == FsyncPolicy::kAlways ? "OnDisk" : "KAlwaysOnDisk";
@@ -442,6 +515,32 @@ std::vector<IoCase> Cases() {
     cases.push_back(std::move(c));
   }
   return cases;
+}
+
+// After a reopen: every segment file on disk is one the manifest names (a
+// failed merge's output, a crash's half-written file are gone), and no
+// temporary file is left.
+::testing::AssertionResult NoFileLeaked(DB& db, const std::string& path) {
+  absl::StatusOr<std::vector<CollectionReport>> stats = CollectStats(db);
+  if (!stats.ok()) return ::testing::AssertionFailure() << stats.status();
+  uint64_t named = 0;
+  for (const CollectionReport& c : *stats) {
+    for (const ShardReport& shard : c.shards) named += shard.segments;
+  }
+  uint64_t on_disk = 0;
+  for (const auto& e : stdfs::recursive_directory_iterator(path)) {
+    const std::string name = e.path().filename().string();
+    uint64_t number;
+    if (IsTempFileName(name)) {
+      return ::testing::AssertionFailure() << "temporary file left: " << e.path();
+    }
+    if (ParseSegmentFileName(name, &number)) ++on_disk;
+  }
+  if (on_disk != named) {
+    return ::testing::AssertionFailure()
+           << on_disk << " segment files on disk, " << named << " named by the manifest";
+  }
+  return ::testing::AssertionSuccess();
 }
 
 struct LoopResult {
@@ -482,6 +581,9 @@ void RunOnce(const IoCase& c, uint64_t n, Mode mode, LoopResult* result, bool* h
       absl::StatusOr<std::unique_ptr<DB>> opened = test::OpenOnFileSystem(options, path, &fs);
       status = opened.status();
       if (opened.ok()) db = std::move(opened).value();
+    } else if (mode == Mode::kPowerLoss) {
+      fs.PowerOffAtNth(FsOp::kAny, n);
+      status = c.call(*db, &tracker);
     } else {
       fs.FailNth(FsOp::kAny, n, persistent);
       status = c.call(*db, &tracker);
@@ -513,12 +615,20 @@ void RunOnce(const IoCase& c, uint64_t n, Mode mode, LoopResult* result, bool* h
     db.reset();
   }
   fs.ClearFaults();
+  if (mode == Mode::kPowerLoss && fs.powered_off()) {
+    // What the disk holds after the crash: every unsynced byte and directory
+    // entry gone.
+    ASSERT_OK(fs.DropUnsyncedData()) << where;
+  }
   Watchdog watchdog(where + ": reopen", std::chrono::seconds(60));
   Options reopen = options;
   reopen.create_if_missing = true;
   absl::StatusOr<std::unique_ptr<DB>> again = test::OpenOnFileSystem(reopen, path, &fs);
   ASSERT_OK(again) << where << " (status of the call: " << status << ")";
   EXPECT_TRUE(tracker.Check(**again)) << where << " (status of the call: " << status << ")";
+  // Background work the reopen started (flushes, merges) writes files too.
+  EXPECT_OK((*again)->WaitForCompact()) << where;
+  EXPECT_TRUE(NoFileLeaked(**again, path)) << where;
   result->direct_files += fs.direct_files_opened();
 }
 
@@ -564,6 +674,20 @@ INSTANTIATE_TEST_SUITE_P(Calls, IoErrorTest,
                          ::testing::Combine(::testing::ValuesIn(Cases()),
                                             ::testing::Values(Mode::kOnce, Mode::kOnceThenDie,
                                                               Mode::kPersistent)),
+                         CaseName);
+
+std::vector<IoCase> PowerLossCases() {
+  std::vector<IoCase> cases;
+  for (const IoCase& c : Cases()) {
+    if (c.power_loss) cases.push_back(c);
+  }
+  return cases;
+}
+
+// Power lost at each operation of the call in turn.
+INSTANTIATE_TEST_SUITE_P(PowerLoss, IoErrorTest,
+                         ::testing::Combine(::testing::ValuesIn(PowerLossCases()),
+                                            ::testing::Values(Mode::kPowerLoss)),
                          CaseName);
 
 // A write torn part-way (the manifest is the one file written with Append)

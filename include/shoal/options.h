@@ -76,6 +76,19 @@ struct CompactionOptions {
   double fold_ratio = 0.125;
   // The same while the shard holds no unflushed writes (>= 0).
   double quiescent_fold_ratio = 1.0 / 64;
+  // Consolidation: a segment whose vectors are dead (their ids deleted or
+  // overwritten in newer segments) for at least this fraction of its
+  // vectors is rewritten alone without them, so that deletes free space
+  // even where no merge is due; its graph is rebuilt (docs/architecture.md
+  // says why not repaired). In (0, 1]: smaller frees space sooner and
+  // rewrites more often. Checked after the fold and the tiers.
+  double consolidate_dead_fraction = 0.25;
+  // Back-pressure (>= 2): while a shard holds this many segments and a merge
+  // is queued or running, writes to it wait for the merge (as they wait for
+  // flushes, Options::memtable_bytes), so that segment counts, and with them
+  // search cost, stay bounded when writes outpace merges. The policy keeps
+  // far fewer in steady state (about min_merge_width per tier).
+  uint32_t max_segments = 24;
 };
 
 // The shape of one collection. Fixed when the collection is created.

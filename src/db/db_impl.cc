@@ -76,6 +76,10 @@ absl::Status DBImpl::Open() {
     }
     SHOAL_ASSIGN_OR_RETURN(std::string bytes, fs_->ReadFile(manifest_path));
     SHOAL_ASSIGN_OR_RETURN(Manifest manifest, DecodeManifest(bytes, manifest_path));
+    // A manifest write cut short (a crash before its rename) left its
+    // temporary; nothing reads it.
+    const std::string manifest_tmp = JoinPath(path_, TempFileName(kManifestFile));
+    if (fs_->Exists(manifest_tmp)) SHOAL_RETURN_IF_ERROR(fs_->RemoveFile(manifest_tmp));
     for (CollectionMeta& meta : manifest.collections) meta.incarnation = next_incarnation_++;
     {
       MutexLock manifest_lock(&manifest_mu_);

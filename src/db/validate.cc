@@ -22,6 +22,16 @@ absl::Status ValidateOptions(const Options& o) {
     return absl::InvalidArgumentError(absl::StrCat(
         "compaction.min_merge_width must be >= 2, got ", o.compaction.min_merge_width));
   }
+  if (o.compaction.max_segments < 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "compaction.max_segments must be >= 2, got ", o.compaction.max_segments));
+  }
+  if (!(o.compaction.consolidate_dead_fraction > 0 &&
+        o.compaction.consolidate_dead_fraction <= 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("compaction.consolidate_dead_fraction must be in (0, 1], got ",
+                     o.compaction.consolidate_dead_fraction));
+  }
   const std::pair<const char*, double> ratios[] = {
       {"size_ratio", o.compaction.size_ratio},
       {"fold_ratio", o.compaction.fold_ratio},

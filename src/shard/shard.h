@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -292,6 +293,13 @@ class Shard {
   // is returned. FailedPrecondition when the shard is closed.
   absl::Status AdmitLocked(bool may_wait, bool* must_wait = nullptr)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether writes wait for merges: the shard holds
+  // CompactionOptions::max_segments segments and a merge is queued or
+  // running (it signals flushed_ when done).
+  bool MergesBehindLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return (compaction_scheduled_ || compaction_running_) && !closing_ &&
+           sources_.segments().size() >= options_.db.compaction.max_segments;
+  }
   // Waits for the sync a kAlways write needs; then, with a commit log,
   // resets *syncing and runs a checkpoint when one is due.
   absl::Status AfterAppend(uint64_t lsn, std::optional<SyncingWriter>* syncing);
@@ -351,7 +359,14 @@ class Shard {
   // oldest input is the shard's oldest segment, else kept (they still hide
   // older segments' vectors). Extends the largest input's graph when it may
   // (see MergeReusesGraph), else builds afresh. REQUIRES: compact_mu_ held.
-  absl::Status MergeSegments(const std::vector<SegmentSource>& inputs, bool keep_tombstones);
+  // `newer_ids` (may be null): ids that segments newer than every input
+  // hold; the inputs' entries of them are dropped (they are dead).
+  absl::Status MergeSegments(const std::vector<SegmentSource>& inputs, bool keep_tombstones,
+                             const absl::flat_hash_set<uint64_t>* newer_ids = nullptr);
+  // Rewrites the segment of `segments` (the shard's, oldest first) that
+  // PickConsolidation names, if any, without its dead vectors.
+  // REQUIRES: compact_mu_ held.
+  absl::Status ConsolidateDeadVectors(const std::vector<SegmentSource>& segments);
 
   FileSystem* const fs_;
   const std::string dir_;
@@ -375,6 +390,9 @@ class Shard {
   bool flush_retry_scheduled_ ABSL_GUARDED_BY(mu_) = false;
   bool compaction_scheduled_ ABSL_GUARDED_BY(mu_) = false;
   bool compaction_running_ ABSL_GUARDED_BY(mu_) = false;
+  // A flush or bulk load added a segment since the last consolidation check
+  // (or the shard was opened): its entries may have made older ones dead.
+  bool dead_check_due_ ABSL_GUARDED_BY(mu_) = true;
   absl::Status compaction_status_ ABSL_GUARDED_BY(mu_);  // last background merge
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   bool closing_ ABSL_GUARDED_BY(mu_) = false;  // background flushes stop

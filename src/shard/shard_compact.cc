@@ -9,7 +9,6 @@
 #include <chrono>
 #include <new>
 
-#include "absl/container/flat_hash_set.h"
 #include "shard/shard.h"
 #include "util/status_macros.h"
 
@@ -60,7 +59,7 @@ void Shard::MaybeScheduleCompactionLocked() {
       compaction_scheduled_ || closing_) {
     return;
   }
-  if (PickCompactionLocked().empty()) return;
+  if (!dead_check_due_ && PickCompactionLocked().empty()) return;
   compaction_scheduled_ = true;
   RunInBackground(options_.compactor, &Shard::RunBackgroundCompaction);
 }
@@ -68,6 +67,7 @@ void Shard::MaybeScheduleCompactionLocked() {
 absl::Status Shard::RunBackgroundCompaction() {
   MutexLock compacting(&compact_mu_);
   std::vector<SegmentSource> inputs;
+  std::vector<SegmentSource> segments;  // for the consolidation check
   bool keep_tombstones = true;
   {
     MutexLock lock(&mu_);
@@ -78,15 +78,24 @@ absl::Status Shard::RunBackgroundCompaction() {
     }
     inputs = PickCompactionLocked();
     if (inputs.empty()) {
-      flushed_.SignalAll();
-      return absl::OkStatus();
+      if (!dead_check_due_) {
+        flushed_.SignalAll();
+        return absl::OkStatus();
+      }
+      dead_check_due_ = false;
+      segments = sources_.segments();
+    } else {
+      keep_tombstones = !sources_.IsOldestSegment(inputs.front().meta.number);
     }
-    keep_tombstones = !sources_.IsOldestSegment(inputs.front().meta.number);
     compaction_running_ = true;
   }
   absl::Status s;
   try {
-    s = MergeSegments(inputs, keep_tombstones);
+    if (!inputs.empty()) {
+      s = MergeSegments(inputs, keep_tombstones);
+    } else {
+      s = ConsolidateDeadVectors(segments);
+    }
   } catch (const std::bad_alloc&) {
     s = absl::ResourceExhaustedError("out of memory while merging segments");
   }
@@ -100,8 +109,27 @@ absl::Status Shard::RunBackgroundCompaction() {
   return s;
 }
 
+absl::Status Shard::ConsolidateDeadVectors(const std::vector<SegmentSource>& segments) {
+  // Segments are only added (flushes, bulk loads) or merged under
+  // compact_mu_, which this holds: the ids newer than the chosen segment
+  // can only grow meanwhile, and each still hides what it hid.
+  std::optional<Consolidation> pick =
+      PickConsolidation(segments, options_.db.compaction.consolidate_dead_fraction);
+  if (!pick) return absl::OkStatus();
+  const SegmentSource& input = segments[pick->index];
+  bool oldest;
+  {
+    MutexLock lock(&mu_);
+    // Another segment may be due too: look again after this one.
+    dead_check_due_ = true;
+    oldest = sources_.IsOldestSegment(input.meta.number);
+  }
+  return MergeSegments({input}, /*keep_tombstones=*/!oldest, &pick->newer_ids);
+}
+
 absl::Status Shard::MergeSegments(const std::vector<SegmentSource>& inputs,
-                                  bool keep_tombstones) {
+                                  bool keep_tombstones,
+                                  const absl::flat_hash_set<uint64_t>* newer_ids) {
   timing::Scope timing("merge",
                        "collection,shard,inputs,vectors,seeded,tombstones,collect_us,seed_us,"
                        "medoid_us,insert_us,write_us,publish_us,total_us,"
@@ -120,7 +148,9 @@ absl::Status Shard::MergeSegments(const std::vector<SegmentSource>& inputs,
   // Newest first: the first input that names an id decides it. A tombstone
   // hides the id in the inputs older than its own, and stays in the output
   // only when segments older than every input remain for it to hide.
-  absl::flat_hash_set<uint64_t> seen;
+  // Ids that newer segments hold are decided already (a consolidation).
+  absl::flat_hash_set<uint64_t> seen =
+      newer_ids != nullptr ? *newer_ids : absl::flat_hash_set<uint64_t>{};
   std::vector<uint64_t> ids, sequences, tombstone_ids, tombstone_sequences;
   std::vector<float> rows;
   rows.reserve(total * dim());

@@ -167,6 +167,7 @@ absl::Status Shard::FlushOldest() {
     sources_.RemoveOldestFrozen();
     sources_.AddSegment({std::move(segment), meta});
     flushed_sequence_ = std::max(flushed_sequence_, f.max_sequence);
+    dead_check_due_ = true;
     MaybeScheduleCompactionLocked();
     flushed_.SignalAll();
   }
@@ -282,6 +283,7 @@ void Shard::InstallBulk(const BulkPart& part) {
   auto pending = pending_bulk_.find(part.sequence);
   if (pending != pending_bulk_.end()) pending_bulk_.erase(pending);
   sources_.AddSegment({part.segment, part.meta});
+  dead_check_due_ = true;
   MaybeScheduleCompactionLocked();
 }
 

@@ -110,7 +110,15 @@ absl::Status Shard::Put(std::span<const uint64_t> ids, std::span<const float* co
 absl::Status Shard::AdmitLocked(bool may_wait, bool* must_wait) {
   while (true) {
     if (closed_) return absl::FailedPreconditionError("database is closed");
-    if (sources_.frozen().size() < kMaxFrozen) return absl::OkStatus();
+    if (sources_.frozen().size() < kMaxFrozen) {
+      if (!MergesBehindLocked()) return absl::OkStatus();
+      if (!may_wait) {
+        *must_wait = true;
+        return absl::OkStatus();
+      }
+      flushed_.Wait(&mu_);
+      continue;
+    }
     // Without a flusher only Flush() builds segments: nothing to wait for.
     if (options_.flusher == nullptr) return flush_status_;
     if (!flush_status_.ok() && !flush_running_ && !flush_retry_scheduled_) {

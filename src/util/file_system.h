@@ -24,7 +24,8 @@ inline constexpr std::string_view kTempSuffix = ".tmp";
 // renamed over `path`, and the directory is synced. After a crash `path` holds
 // either its old content or the new one. When `renamed` is not null it is set
 // to whether the rename happened: an error with *renamed true (the directory
-// sync failed) leaves the new content in place but perhaps not durable.
+// sync failed) leaves the new content in place but perhaps not durable. An
+// error before the rename removes the temporary (best effort).
 absl::Status WriteFileAtomic(FileSystem* fs, const std::string& path,
                              std::string_view data, bool* renamed = nullptr);
 

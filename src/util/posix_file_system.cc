@@ -407,11 +407,19 @@ absl::Status WriteFileAtomic(FileSystem* fs, const std::string& path,
                              std::string_view data, bool* renamed) {
   if (renamed != nullptr) *renamed = false;
   const std::string tmp = path + std::string(kTempSuffix);
-  SHOAL_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, fs->NewWritableFile(tmp));
-  SHOAL_RETURN_IF_ERROR(file->Append(data));
-  SHOAL_RETURN_IF_ERROR(file->Sync());
-  SHOAL_RETURN_IF_ERROR(file->Close());
-  SHOAL_RETURN_IF_ERROR(fs->Rename(tmp, path));
+  absl::Status s = [&]() -> absl::Status {
+    SHOAL_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, fs->NewWritableFile(tmp));
+    SHOAL_RETURN_IF_ERROR(file->Append(data));
+    SHOAL_RETURN_IF_ERROR(file->Sync());
+    SHOAL_RETURN_IF_ERROR(file->Close());
+    return fs->Rename(tmp, path);
+  }();
+  if (!s.ok()) {
+    // Best effort (the error above is what matters); Open removes what a
+    // crash leaves.
+    if (fs->Exists(tmp)) fs->RemoveFile(tmp).IgnoreError();
+    return s;
+  }
   if (renamed != nullptr) *renamed = true;
   std::string dir = std::filesystem::path(path).parent_path().string();
   return fs->SyncDir(dir.empty() ? "." : dir);

@@ -31,6 +31,38 @@ absl::StatusOr<SourceSnapshot::Lookup> SourceSnapshot::Find(uint64_t id, size_t 
   return Lookup::kAbsent;
 }
 
+std::optional<Consolidation> PickConsolidation(std::span<const SegmentSource> segments,
+                                               double fraction) {
+  // Newest to oldest, with the ids seen so far: a segment's vector is dead
+  // when a newer segment names its id. The oldest segment (usually the
+  // largest) is only looked up, never inserted.
+  absl::flat_hash_set<uint64_t> newer;
+  std::optional<Consolidation> best;
+  double best_share = 0;
+  for (size_t i = segments.size(); i-- > 0;) {
+    const Segment& segment = *segments[i].segment;
+    uint64_t dead = 0;
+    segment.ForEachEntry([&](uint64_t id, uint64_t, bool live) {
+      if (live && newer.contains(id)) ++dead;
+    });
+    const uint64_t vectors = segment.vector_count();
+    const double share = vectors == 0 ? 0.0 : static_cast<double>(dead) / vectors;
+    if (dead > 0 && share >= fraction && share > best_share) {
+      best_share = share;
+      best = Consolidation{i, dead, {}};
+    }
+    if (i > 0) {
+      segment.ForEachEntry([&](uint64_t id, uint64_t, bool) { newer.insert(id); });
+    }
+  }
+  if (!best) return best;
+  for (size_t i = best->index + 1; i < segments.size(); ++i) {
+    segments[i].segment->ForEachEntry(
+        [&](uint64_t id, uint64_t, bool) { best->newer_ids.insert(id); });
+  }
+  return best;
+}
+
 void SourceSet::AddSegment(SegmentSource segment) {
   auto at = std::upper_bound(segments_.begin(), segments_.end(), segment.meta.max_sequence,
                              [](uint64_t sequence, const SegmentSource& s) {

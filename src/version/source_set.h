@@ -25,9 +25,11 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "memtable/memtable.h"
 #include "segment/segment.h"
@@ -77,6 +79,20 @@ class SourceSnapshot {
   friend class SourceSet;
   std::vector<Source> sources_;  // newest first
 };
+
+// Consolidation (CompactionOptions::consolidate_dead_fraction): the segment
+// of `segments` (oldest first, as SourceSet::segments()) with the largest
+// share of dead vectors, when that share is at least `fraction`: vectors
+// whose ids a newer segment holds (as a vector or a tombstone), so that no
+// search can return them. Reads id tables only. nullopt when none is due.
+struct Consolidation {
+  size_t index = 0;        // into `segments`
+  uint64_t dead = 0;       // its dead vectors
+  // Every id the segments newer than it hold: what makes its entries dead.
+  absl::flat_hash_set<uint64_t> newer_ids;
+};
+std::optional<Consolidation> PickConsolidation(std::span<const SegmentSource> segments,
+                                               double fraction);
 
 class SourceSet {
  public:

@@ -188,6 +188,13 @@ void FaultInjectionFileSystem::FailNth(FsOp op, uint64_t n, bool persistent,
   specs_.push_back(Spec{op, n, 0, persistent, code});
 }
 
+void FaultInjectionFileSystem::PowerOffAtNth(FsOp op, uint64_t n) {
+  MutexLock lock(&mu_);
+  Spec spec{op, n, 0, false, absl::StatusCode::kUnavailable};
+  spec.power_off = true;
+  specs_.push_back(spec);
+}
+
 void FaultInjectionFileSystem::TearNthWrite(uint64_t n, size_t keep_bytes) {
   MutexLock lock(&mu_);
   Spec spec{FsOp::kWrite, n, 0, false, absl::StatusCode::kInternal};
@@ -224,7 +231,11 @@ absl::Status FaultInjectionFileSystem::Check(FsOp op, const std::string& path,
     ++spec.seen;
     const bool fire = spec.seen == spec.n || (spec.persistent && spec.seen > spec.n);
     if (!fire || !result.ok()) continue;
-    if (spec.tear) {
+    if (spec.power_off) {
+      powered_off_.store(true);
+      result = absl::UnavailableError(absl::StrCat(
+          "power is off (simulated crash at ", FsOpName(op), " #", spec.seen, "): ", path));
+    } else if (spec.tear) {
       if (tear_keep == nullptr) continue;
       *tear_keep = spec.keep;
       result = absl::InternalError(absl::StrCat("injected torn write (", spec.keep,

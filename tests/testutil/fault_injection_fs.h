@@ -97,7 +97,12 @@ class FaultInjectionFileSystem final : public FileSystem {
   // The `n`th Append from now on stores only its first `keep_bytes` bytes
   // (all of them when it is shorter), then fails with InternalError.
   void TearNthWrite(uint64_t n, size_t keep_bytes);
-  // Removes every FailNth / TearNthWrite spec (counters keep counting).
+  // The power goes off just before the `n`th operation of kind `op` from
+  // now on (PowerOff): it fails, as does every later one, and nothing more
+  // becomes durable. Then DropUnsyncedData gives the state after the crash.
+  void PowerOffAtNth(FsOp op, uint64_t n);
+  // Removes every FailNth / TearNthWrite / PowerOffAtNth spec (counters keep
+  // counting; the power stays as it is).
   void ClearFaults();
 
   // Errors returned because of FailNth / TearNthWrite / power being off.
@@ -229,6 +234,7 @@ class FaultInjectionFileSystem final : public FileSystem {
     absl::StatusCode code;
     bool tear = false;
     size_t keep = 0;
+    bool power_off = false;
   };
   mutable Mutex mu_;
   std::vector<Spec> specs_ ABSL_GUARDED_BY(mu_);
