@@ -49,6 +49,8 @@ void Print(const char* what, const shoal::crash::Figures& f, double seconds) {
                 static_cast<unsigned long long>(f.clean_closes),
                 static_cast<unsigned long long>(f.flushes));
   }
+  std::printf("; %llu crashes while a segment file (flush, merge, consolidation) was written",
+              static_cast<unsigned long long>(f.cuts_mid_segment_write));
   std::printf("; acknowledged writes lost: %llu\n", static_cast<unsigned long long>(f.lost));
 }
 

@@ -199,6 +199,7 @@ bool RunKillLoop(const LoopConfig& config, Figures* figures) {
         }
       }
     }
+    figures->cuts_mid_segment_write += SegmentWritesInProgress(path) > 0;
     absl::StatusOr<std::unique_ptr<DB>> db = DB::Open(MakeOptions(shape, policy), path);
     if (!db.ok()) {
       std::fprintf(stderr, "kill loop: cycle %llu: reopen of %s -> %s\n",
@@ -260,6 +261,11 @@ bool RunKillLoop(const LoopConfig& config, Figures* figures) {
       }
     }
     model = std::move(observed).value();
+    if (absl::Status s = CheckNoFileLeaked(**db, path); !s.ok()) {
+      std::fprintf(stderr, "kill loop: cycle %llu: %s\n", static_cast<unsigned long long>(cycle),
+                   s.ToString().c_str());
+      return keep();
+    }
     if (absl::Status s = (*db)->Close(); !s.ok()) {
       std::fprintf(stderr, "kill loop: Close -> %s\n", s.ToString().c_str());
       return keep();

@@ -349,6 +349,7 @@ bool RunPowerLossLoop(const LoopConfig& config, Figures* figures) {
     }
     drop.seed = rng();
     figures->faults += fs->faults_injected();
+    figures->cuts_mid_segment_write += SegmentWritesInProgress(path) > 0;
     if (absl::Status s = fs->DropUnsyncedData(drop); !s.ok()) {
       std::fprintf(stderr, "power loop: DropUnsyncedData -> %s\n", s.ToString().c_str());
       return keep();
@@ -372,6 +373,11 @@ bool RunPowerLossLoop(const LoopConfig& config, Figures* figures) {
       return keep();
     }
     model = std::move(observed).value();
+    if (absl::Status s = CheckNoFileLeaked(**db, path); !s.ok()) {
+      std::fprintf(stderr, "power loop: cycle %llu: %s\n", static_cast<unsigned long long>(n),
+                   s.ToString().c_str());
+      return keep();
+    }
     if (absl::Status s = (*db)->Close(); !s.ok()) {
       std::fprintf(stderr, "power loop: Close -> %s\n", s.ToString().c_str());
       return keep();

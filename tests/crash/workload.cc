@@ -13,7 +13,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "testutil/temp_dir.h"
+#include "db/inspect.h"
 #include "util/hash.h"
+#include "util/status_macros.h"
+#include "version/filename.h"
 
 namespace shoal::crash {
 
@@ -133,6 +136,42 @@ void Apply(const Effect& effect, Model* model) {
       (*model)[id] = h;
     }
   }
+}
+
+int SegmentWritesInProgress(const std::string& path) {
+  int writing = 0;
+  std::error_code ec;
+  for (std::filesystem::recursive_directory_iterator it(path, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    uint64_t number;
+    writing += IsTempFileName(name) &&
+               ParseSegmentFileName(name.substr(0, name.size() - kTempSuffix.size()), &number);
+  }
+  return writing;
+}
+
+absl::Status CheckNoFileLeaked(DB& db, const std::string& path) {
+  SHOAL_RETURN_IF_ERROR(db.WaitForCompact());
+  SHOAL_ASSIGN_OR_RETURN(std::vector<CollectionReport> stats, CollectStats(db));
+  uint64_t named = 0;
+  for (const CollectionReport& c : stats) {
+    for (const ShardReport& shard : c.shards) named += shard.segments;
+  }
+  uint64_t on_disk = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(path)) {
+    const std::string name = e.path().filename().string();
+    uint64_t number;
+    if (IsTempFileName(name)) {
+      return absl::InternalError(absl::StrCat("temporary file left: ", e.path().string()));
+    }
+    on_disk += ParseSegmentFileName(name, &number);
+  }
+  if (on_disk != named) {
+    return absl::InternalError(absl::StrCat(on_disk, " segment files in ", path, ", ", named,
+                                            " named by the manifest"));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Model> Observe(DB& db, uint32_t dim, uint64_t seed) {

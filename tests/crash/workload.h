@@ -94,6 +94,14 @@ inline uint64_t HashOf(const Model& m, uint64_t id) {
 // order, without repeats.
 absl::StatusOr<Model> Observe(DB& db, uint32_t dim, uint64_t seed);
 
+// Segment files (flushes, bulk loads, merges, consolidations) being written
+// under the database directory `path` now: their temporaries.
+int SegmentWritesInProgress(const std::string& path);
+// After a reopen: waits for the background work the reopen started, then
+// checks that no temporary file is left under `path` and that every segment
+// file there is one the manifest names (nothing a crash left is leaked).
+absl::Status CheckNoFileLeaked(DB& db, const std::string& path);
+
 // Figures of a loop, printed at the end in the form docs/guarantees.md quotes.
 struct Figures {
   uint64_t cycles = 0;
@@ -108,6 +116,7 @@ struct Figures {
   uint64_t block_keeps = 0;        // power losses keeping random blocks of it
   uint64_t clean_closes = 0;
   uint64_t flushes = 0;            // Flush/Compact calls that completed
+  uint64_t cuts_mid_segment_write = 0;  // crashes while a segment file was written
   uint64_t lost = 0;               // acknowledged writes not found: must be 0
 };
 
