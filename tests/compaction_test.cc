@@ -174,6 +174,41 @@ TEST(CompactionTest, SmallFlushesFoldIntoTheLargeSegment) {
   ExpectSearchesMatchTheOracle(*db, model);
 }
 
+// A flush that makes the fold due merges the memtable straight into the
+// large segment (its vectors inserted into that graph once), in the flush
+// itself: when Flush returns there is one segment, before any background
+// merge could have run.
+TEST(CompactionTest, AFlushThatMakesTheFoldDueMergesIntoTheLargeSegmentAtOnce) {
+  TempDir dir;
+  Options options = SmallMemtables(true);
+  options.memtable_bytes = 8 << 20;
+  options.compaction.quiescent_fold_ratio = options.compaction.fold_ratio;  // 1/8
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, dir.path()));
+  VectorMap model;
+  ASSERT_NO_FATAL_FAILURE(WriteRounds(*db, 1, 3200, &model));
+  ASSERT_OK(db->WaitForCompact());
+  // 300 < 3200 / 8: a segment of its own.
+  ASSERT_NO_FATAL_FAILURE(WriteRounds(*db, 1, 300, &model, 10000));
+  ASSERT_OK(db->WaitForCompact());
+  EXPECT_EQ(SegmentFiles(dir.path()).size(), 2u);
+  // 300 + 200 >= 400: folded by the flush.
+  for (uint64_t i = 0; i < 200; ++i) {
+    model[20000 + i] = RandomVector(kDim, 20000 + i);
+    ASSERT_OK(db->Put(20000 + i, model[20000 + i]));
+  }
+  ASSERT_OK(db->Delete(5));
+  model.erase(5);
+  const std::vector<uint64_t> deleted = {5};
+  ASSERT_OK(db->Flush());
+  EXPECT_EQ(SegmentFiles(dir.path()).size(), 1u);
+  EXPECT_EQ(OnlyShard(*db).stored_vectors, 3699u);
+  EXPECT_TRUE(HoldsExactly(*db, kDefaultCollection, Metric::kL2, model, deleted));
+  ExpectSearchesMatchTheOracle(*db, model);
+  ASSERT_OK(db->Close());
+  ASSERT_OK_AND_ASSIGN(db, DB::Open(options, dir.path()));
+  EXPECT_TRUE(HoldsExactly(*db, kDefaultCollection, Metric::kL2, model, deleted));
+}
+
 TEST(CompactionTest, WithoutQuiescentFoldSmallFlushesWaitForTheFoldRatio) {
   TempDir dir;
   Options options = SmallMemtables(true);

@@ -413,6 +413,7 @@ std::vector<IoCase> Cases() {
   }
   {
     IoCase& c = add("Compact");
+    c.compaction.automatic = false;  // the flushes below stay segments for Compact
     c.setup = [](DB& db, Tracker* t) {
       PutRange(db, t, "default", 0, 20);
       absl::Status s = db.Flush();
@@ -425,10 +426,10 @@ std::vector<IoCase> Cases() {
     c.call = [](DB& db, Tracker* t) { return t->NoEffect(db.Compact()); };
   }
   {
-    // A background fold (the flush of a few new ids is merged into each
-    // shard's large segment, extending its graph), and power lost at each
-    // of its steps.
-    IoCase& c = add("BackgroundFold");
+    // A fold at flush time (the memtable's few new ids are merged into each
+    // shard's large segment, extending its graph, in the flush's one
+    // manifest edit), and power lost at each of its steps.
+    IoCase& c = add("FlushFold");
     c.policy = FsyncPolicy::kAlways;
     c.power_loss = true;
     c.disk_variants = false;
@@ -438,6 +439,30 @@ std::vector<IoCase> Cases() {
       PutRange(db, t, "default", 60, 66);
     };
     c.call = [](DB& db, Tracker* t) {
+      return FlushAndWaitFor(db, t, [](const ShardReport& s) { return s.segments == 1; });
+    };
+  }
+  {
+    // A fold in the background: a small bulk load's segments are merged
+    // into the large ones after the call returns.
+    IoCase& c = add("BackgroundFold");
+    c.policy = FsyncPolicy::kAlways;
+    c.power_loss = true;
+    c.disk_variants = false;
+    c.setup = [](DB& db, Tracker* t) {
+      PutRange(db, t, "default", 0, 60);
+      ASSERT_OK(db.Flush());
+    };
+    c.call = [](DB& db, Tracker* t) {
+      std::vector<uint64_t> ids;
+      std::vector<float> rows;
+      for (uint64_t id = 60; id < 66; ++id) {
+        ids.push_back(id);
+        const std::vector<float> v = Vec(id * 7 + 1);
+        rows.insert(rows.end(), v.begin(), v.end());
+      }
+      absl::Status s = t->PutBatch(db, "default", ids, rows, /*bulk=*/true);
+      if (!s.ok()) return s;
       return FlushAndWaitFor(db, t, [](const ShardReport& s) { return s.segments == 1; });
     };
   }

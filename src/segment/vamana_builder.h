@@ -15,10 +15,9 @@
 // graph, as FreshDiskANN's StreamingMerge): the seeded nodes' lists are
 // given (and repaired where they lost edges, see SeedNode), the entry point
 // is the seeded node nearest the centroid, and only the other nodes go through
-// passes 1 and 2 (or pass 2 alone, single_pass), then step 4. Inserting the
-// new nodes in one pass measured ~0.01 lower recall@10 than a fresh build
-// (docs/performance.md, "Merges that extend the largest graph"); two
-// passes match it.
+// passes 1 and 2 (or pass 2 alone, single_pass), then step 4. The shard's
+// merges insert in one pass (GraphBuild::kExtend in shard/shard.h says what
+// was measured).
 //
 // Points are inserted concurrently on all threads of the pool: each node's
 // list has a spinlock (a seqlock for readers, see Lock), held only to update

@@ -15,8 +15,9 @@
 namespace shoal {
 
 bool MergeReusesGraph(const Segment& largest, const GraphOptions& graph) {
-  // Extending runs the two insertion passes over the other inputs' vectors
-  // only; a rebuild runs them over all, for a graph measured no better
+  // Extending runs one insertion pass over the other inputs' vectors only
+  // (GraphBuild::kExtend); a rebuild runs two over all, for a graph measured
+  // no better
   // (docs/performance.md, "Merges that extend the largest graph"). A graph
   // built more cheaply (a quick flush, a smaller build list) is rebuilt
   // instead, so that the shard's large graph is always of full quality.
@@ -34,8 +35,9 @@ uint64_t Shard::CompactionLimitLocked() const {
 }
 
 absl::Status Shard::Compact() {
-  MutexLock compacting(&compact_mu_);
+  // Before taking compact_mu_: a flush may fold (FlushOldest) and take it.
   SHOAL_RETURN_IF_ERROR(Flush());
+  MutexLock compacting(&compact_mu_);
   std::vector<SegmentSource> inputs;
   {
     ReaderMutexLock lock(&mu_);
@@ -129,7 +131,8 @@ absl::Status Shard::ConsolidateDeadVectors(const std::vector<SegmentSource>& seg
 
 absl::Status Shard::MergeSegments(const std::vector<SegmentSource>& inputs,
                                   bool keep_tombstones,
-                                  const absl::flat_hash_set<uint64_t>* newer_ids) {
+                                  const absl::flat_hash_set<uint64_t>* newer_ids,
+                                  const FrozenSource* memtable) {
   timing::Scope timing("merge",
                        "collection,shard,inputs,vectors,seeded,tombstones,collect_us,seed_us,"
                        "medoid_us,insert_us,write_us,publish_us,total_us,"
@@ -153,6 +156,30 @@ absl::Status Shard::MergeSegments(const std::vector<SegmentSource>& inputs,
       newer_ids != nullptr ? *newer_ids : absl::flat_hash_set<uint64_t>{};
   std::vector<uint64_t> ids, sequences, tombstone_ids, tombstone_sequences;
   std::vector<float> rows;
+  auto add = [&](uint64_t id, uint64_t sequence, const float* v) {
+    if (!seen.insert(id).second) return false;
+    ids.push_back(id);
+    sequences.push_back(sequence);
+    rows.insert(rows.end(), v, v + dim());
+    return true;
+  };
+  if (memtable != nullptr) {
+    // The newest input: its entries take the memtable's newest sequence, as
+    // a flush gives them (FlushOldest).
+    total += memtable->mem->live_count();
+    rows.reserve(total * dim());
+    std::vector<uint64_t> hidden_here;
+    memtable->mem->ForEach(
+        [&](uint64_t id, const float* v) { (void)add(id, memtable->max_sequence, v); },
+        [&](uint64_t id) {
+          hidden_here.push_back(id);
+          if (keep_tombstones && !seen.contains(id)) {
+            tombstone_ids.push_back(id);
+            tombstone_sequences.push_back(memtable->max_sequence);
+          }
+        });
+    seen.insert(hidden_here.begin(), hidden_here.end());
+  }
   rows.reserve(total * dim());
   for (size_t i = inputs.size(); i-- > 0;) {
     const Segment& input = *inputs[i].segment;
@@ -164,13 +191,6 @@ absl::Status Shard::MergeSegments(const std::vector<SegmentSource>& inputs,
         tombstone_sequences.push_back(sequence);
       }
     });
-    auto add = [&](uint64_t id, uint64_t sequence, const float* v) {
-      if (!seen.insert(id).second) return false;
-      ids.push_back(id);
-      sequences.push_back(sequence);
-      rows.insert(rows.end(), v, v + dim());
-      return true;
-    };
     if (reuse && i == largest) {
       seed.segment = &input;
       seed.row_of_node.assign(input.vector_count(), GraphSeed::kDroppedNode);
@@ -195,6 +215,10 @@ absl::Status Shard::MergeSegments(const std::vector<SegmentSource>& inputs,
     meta.min_sequence = std::min(meta.min_sequence, s.meta.min_sequence);
     meta.max_sequence = std::max(meta.max_sequence, s.meta.max_sequence);
   }
+  if (memtable != nullptr) {
+    meta.min_sequence = std::min(meta.min_sequence, memtable->min_sequence);
+    meta.max_sequence = std::max(meta.max_sequence, memtable->max_sequence);
+  }
   meta.vectors = ids.size();
   meta.tombstones = tombstone_ids.size();
   SegmentContents contents =
@@ -209,13 +233,16 @@ absl::Status Shard::MergeSegments(const std::vector<SegmentSource>& inputs,
     contents.seed = &seed;
   }
   SegmentBuildStats build;
-  SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Segment> segment,
-                         WriteSegment(meta.number, contents, &build));
+  SHOAL_ASSIGN_OR_RETURN(
+      std::shared_ptr<Segment> segment,
+      WriteSegment(meta.number, contents, &build,
+                   contents.seed != nullptr ? GraphBuild::kExtend : GraphBuild::kFull));
   (void)timing.Lap();  // the build, split in its stats below
   ShardEdit edit;
   edit.shard = options_.index;
   edit.add.push_back(meta);
   for (const SegmentSource& s : inputs) edit.remove.push_back(s.meta.number);
+  if (memtable != nullptr) edit.flushed_sequence = memtable->max_sequence;
   const std::string path = SegmentPath(meta.number);
   SHOAL_RETURN_IF_ERROR(PublishSegments(fs_, options_.manifest, options_.collection_name,
                                         options_.collection_incarnation, {&edit, 1},
@@ -223,7 +250,16 @@ absl::Status Shard::MergeSegments(const std::vector<SegmentSource>& inputs,
   {
     MutexLock lock(&mu_);
     sources_.ReplaceSegments(edit.remove, {std::move(segment), meta});
+    if (memtable != nullptr) {
+      // As a flush publishes (FlushOldest).
+      sources_.RemoveOldestFrozen();
+      flushed_sequence_ = std::max(flushed_sequence_, memtable->max_sequence);
+      dead_check_due_ = true;
+      MaybeScheduleCompactionLocked();
+      flushed_.SignalAll();
+    }
   }
+  if (memtable != nullptr) RemoveLogFilesUpTo(memtable->last_wal_number);
   // Readers holding the old segments keep their mappings; the files go now.
   for (uint64_t number : edit.remove) (void)fs_->RemoveFile(SegmentPath(number));
   auto us = [](double seconds) { return static_cast<int64_t>(seconds * 1e6); };

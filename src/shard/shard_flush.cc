@@ -9,6 +9,7 @@
 #include <chrono>
 #include <new>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "util/status_macros.h"
@@ -46,11 +47,11 @@ SegmentContents Shard::Contents(std::span<const uint64_t> ids,
 absl::StatusOr<std::shared_ptr<Segment>> Shard::WriteSegment(uint64_t number,
                                                              const SegmentContents& contents,
                                                              SegmentBuildStats* stats,
-                                                             bool quick) {
+                                                             GraphBuild how) {
   SegmentBuildOptions build;
   build.graph = options_.collection.graph;
-  if (quick) {
-    build.single_pass = true;
+  build.single_pass = how != GraphBuild::kFull;
+  if (how == GraphBuild::kQuick) {
     build.graph.build_list_size = std::max<uint32_t>(1, build.graph.build_list_size / 2);
   }
   const std::string path = SegmentPath(number);
@@ -119,7 +120,39 @@ absl::Status Shard::RunFlushes() {
   return s;
 }
 
+std::vector<SegmentSource> Shard::FlushFoldInputsLocked(const FrozenSource& f) const {
+  if (options_.compactor == nullptr || !options_.db.compaction.automatic) return {};
+  // A bulk part in flight has a sequence below f's (it froze the memtable
+  // before f, or f itself): the merged segment would rank f above the
+  // inputs and so above the bulk segment, whose data is newer than the
+  // inputs'. The fold waits for the background then.
+  if (!pending_bulk_.empty()) return {};
+  // Quiescent as PickCompactionLocked means it, once f is flushed.
+  const bool quiescent = active_->empty() && sources_.frozen().size() == 1;
+  const CompactionOptions& c = options_.db.compaction;
+  return sources_.FoldInputs(CompactionLimitLocked(),
+                             quiescent ? c.quiescent_fold_ratio : c.fold_ratio,
+                             f.mem->live_count() + f.mem->tombstone_count());
+}
+
 absl::Status Shard::FlushOldest() {
+  // A fold at flush time needs compact_mu_ (one merge at a time); when a
+  // merge holds it, this is a plain flush and the fold comes after.
+  if (compact_mu_.TryLock()) {
+    absl::Cleanup unlock = [&] { compact_mu_.Unlock(); };  // also when a merge throws
+    std::vector<SegmentSource> fold;
+    FrozenSource f;
+    bool keep_tombstones = true;
+    {
+      MutexLock lock(&mu_);
+      if (!sources_.frozen().empty()) {
+        f = sources_.frozen().front();
+        fold = FlushFoldInputsLocked(f);
+        if (!fold.empty()) keep_tombstones = !sources_.IsOldestSegment(fold.front().meta.number);
+      }
+    }
+    if (!fold.empty()) return MergeSegments(fold, keep_tombstones, nullptr, &f);
+  }
   timing::Scope timing("flush",
                        "collection,shard,vectors,tombstones,collect_us,medoid_us,pass1_us,"
                        "pass2_us,write_us,open_us,publish_us,total_us,distance_computations");
@@ -152,7 +185,7 @@ absl::Status Shard::FlushOldest() {
       std::shared_ptr<Segment> segment,
       WriteSegment(meta.number,
                    Contents(ids, sequences, rows.data(), tombstones, tombstone_sequences),
-                   &build, quick));
+                   &build, quick ? GraphBuild::kQuick : GraphBuild::kFull));
   const int64_t built_us = timing.Lap();
   ShardEdit edit;
   edit.shard = options_.index;

@@ -117,15 +117,16 @@ std::vector<SegmentSource> SourceSet::SizeTieredInputs(uint64_t limit,
   return {};
 }
 
-std::vector<SegmentSource> SourceSet::FoldInputs(uint64_t limit, double ratio) const {
+std::vector<SegmentSource> SourceSet::FoldInputs(uint64_t limit, double ratio,
+                                                 uint64_t pending) const {
   std::vector<SegmentSource> candidates = CompactionInputs(limit);
   auto size = [](const SegmentSource& s) { return s.meta.vectors + s.meta.tombstones; };
   size_t largest = 0;
   for (size_t i = 1; i < candidates.size(); ++i) {
     if (size(candidates[i]) > size(candidates[largest])) largest = i;
   }
-  if (largest + 1 >= candidates.size()) return {};
-  uint64_t newer = 0;
+  if (candidates.empty() || (largest + 1 >= candidates.size() && pending == 0)) return {};
+  uint64_t newer = pending;
   for (size_t i = largest + 1; i < candidates.size(); ++i) newer += size(candidates[i]);
   if (static_cast<double>(newer) < ratio * static_cast<double>(size(candidates[largest]))) {
     return {};

@@ -129,8 +129,11 @@ class SourceSet {
                                               const CompactionOptions& options) const;
   // The fold rule: the largest of CompactionInputs(limit) (the oldest among
   // equals) and every newer one of them, when those newer ones' sizes add up
-  // to at least `ratio` times its size. Oldest first; empty when not due.
-  std::vector<SegmentSource> FoldInputs(uint64_t limit, double ratio) const;
+  // to at least `ratio` times its size. `pending`: the size of data newer
+  // than all of them that joins the fold (a memtable being flushed), counted
+  // with the newer ones. Oldest first; empty when not due.
+  std::vector<SegmentSource> FoldInputs(uint64_t limit, double ratio,
+                                        uint64_t pending = 0) const;
   // What a background compaction merges next: the fold if it is due, else
   // the size-tiered run (CompactionOptions; `quiescent`: the shard holds no
   // unflushed writes). Empty when nothing is due.
