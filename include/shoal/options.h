@@ -54,12 +54,14 @@ struct GraphOptions {
 //     once they hold fold_ratio of its size (quiescent_fold_ratio when the
 //     shard holds no unflushed writes, e.g. after Flush()), so that a shard
 //     mostly is one large graph, and a database at rest one per shard.
-// The fold is checked first. A merge extends its largest input's graph
-// (inserting the others' vectors) instead of building from scratch, so
-// folding a few small segments into a large one costs about what building
-// the small ones cost; but when newer inputs delete or overwrite ids of the
-// largest, the merge rebuilds the whole graph (extending a graph around
-// dropped nodes lost recall, docs/performance.md).
+// The fold is checked first; a flush that makes it due is itself the fold
+// (the memtable is merged straight into the large segment). A merge extends
+// its largest input's graph (inserting the others' vectors) instead of
+// building from scratch, so folding a few small segments into a large one
+// costs about what building the small ones cost; but when newer inputs
+// delete or overwrite ids of the largest, the merge rebuilds the whole graph
+// (extending a graph around dropped nodes lost recall, docs/performance.md).
+// Then consolidation, and back-pressure on writers: see the fields below.
 struct CompactionOptions {
   // Merge in the background after flushes. Off: only DB::Compact() merges.
   bool automatic = true;
