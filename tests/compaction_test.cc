@@ -263,18 +263,25 @@ TEST(CompactionTest, StatsCountDeadVectorsUntilAMergeDropsThem) {
   EXPECT_DOUBLE_EQ(s.DeadFraction(), 0.0);
 }
 
+// Flushes only when asked, and of the merges only consolidation at
+// `dead_fraction` (no fold, no tiers).
+Options ConsolidationOnly(double dead_fraction) {
+  Options o = SmallMemtables(true);
+  o.memtable_bytes = 8 << 20;
+  o.compaction.fold_ratio = 1e9;
+  o.compaction.quiescent_fold_ratio = 1e9;
+  o.compaction.min_merge_width = 1000;
+  o.compaction.consolidate_dead_fraction = dead_fraction;
+  return o;
+}
+
 // Consolidation: deletes and overwrites that no merge is due to drop (here
 // neither a fold nor a tier is ever due) free their space once they make up
 // consolidate_dead_fraction of a segment's vectors: that segment alone is
 // rewritten without them, while the newer segments that hide them stay.
 TEST(CompactionTest, ASegmentIsRewrittenWithoutItsDeadVectorsOnceTheyPassTheThreshold) {
   TempDir dir;
-  Options options = SmallMemtables(true);
-  options.memtable_bytes = 8 << 20;      // flushes only when asked
-  options.compaction.fold_ratio = 1e9;   // no fold, no tiers: only consolidation
-  options.compaction.quiescent_fold_ratio = 1e9;
-  options.compaction.min_merge_width = 1000;
-  options.compaction.consolidate_dead_fraction = 0.25;
+  const Options options = ConsolidationOnly(0.25);
   ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, dir.path()));
   VectorMap model;
   ASSERT_NO_FATAL_FAILURE(WriteRounds(*db, 1, 1000, &model));  // the large segment
@@ -311,12 +318,7 @@ TEST(CompactionTest, ASegmentIsRewrittenWithoutItsDeadVectorsOnceTheyPassTheThre
 // dead vectors of newer segments (overwritten twice) count for those.
 TEST(CompactionTest, ConsolidationTakesTheSegmentWhoseVectorsAreDeadNotTheNewest) {
   TempDir dir;
-  Options options = SmallMemtables(true);
-  options.memtable_bytes = 8 << 20;
-  options.compaction.fold_ratio = 1e9;
-  options.compaction.quiescent_fold_ratio = 1e9;
-  options.compaction.min_merge_width = 1000;
-  options.compaction.consolidate_dead_fraction = 0.5;
+  const Options options = ConsolidationOnly(0.5);
   ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, dir.path()));
   VectorMap model;
   ASSERT_NO_FATAL_FAILURE(WriteRounds(*db, 1, 1000, &model));          // A: ids 0..999

@@ -316,6 +316,16 @@ std::vector<IoCase> Cases() {
     cases.back().name = name;
     return cases.back();
   };
+  // A merge: kAlways (every acknowledged write durable), so the power may
+  // go off at each of its steps too; not again on a disk (the merge's files
+  // are the same there).
+  auto add_merge = [&](const std::string& name) -> IoCase& {
+    IoCase& c = add(name);
+    c.policy = FsyncPolicy::kAlways;
+    c.power_loss = true;
+    c.disk_variants = false;
+    return c;
+  };
   {
     add("OpenNew");
   }
@@ -429,10 +439,7 @@ std::vector<IoCase> Cases() {
     // A fold at flush time (the memtable's few new ids are merged into each
     // shard's large segment, extending its graph, in the flush's one
     // manifest edit), and power lost at each of its steps.
-    IoCase& c = add("FlushFold");
-    c.policy = FsyncPolicy::kAlways;
-    c.power_loss = true;
-    c.disk_variants = false;
+    IoCase& c = add_merge("FlushFold");
     c.setup = [](DB& db, Tracker* t) {
       PutRange(db, t, "default", 0, 60);
       ASSERT_OK(db.Flush());
@@ -445,10 +452,7 @@ std::vector<IoCase> Cases() {
   {
     // A fold in the background: a small bulk load's segments are merged
     // into the large ones after the call returns.
-    IoCase& c = add("BackgroundFold");
-    c.policy = FsyncPolicy::kAlways;
-    c.power_loss = true;
-    c.disk_variants = false;
+    IoCase& c = add_merge("BackgroundFold");
     c.setup = [](DB& db, Tracker* t) {
       PutRange(db, t, "default", 0, 60);
       ASSERT_OK(db.Flush());
@@ -469,10 +473,7 @@ std::vector<IoCase> Cases() {
   {
     // Consolidation: half of each shard's segment deleted; it is rewritten
     // without them (no fold or tier is due).
-    IoCase& c = add("BackgroundConsolidation");
-    c.policy = FsyncPolicy::kAlways;
-    c.power_loss = true;
-    c.disk_variants = false;
+    IoCase& c = add_merge("BackgroundConsolidation");
     c.compaction.fold_ratio = 1e9;
     c.compaction.quiescent_fold_ratio = 1e9;
     c.compaction.min_merge_width = 1000;
