@@ -321,8 +321,12 @@ class Shard {
   // Flushes frozen memtables, oldest first, until none is left (one runner
   // at a time). Records a failure in flush_status_.
   absl::Status RunFlushes();
-  // Turns the oldest frozen memtable into a segment. OK when none is left.
+  // Turns the oldest frozen memtable into a segment (or folds it into the
+  // large one, FlushFoldInputsLocked). OK when none is left.
   absl::Status FlushOldest();
+  // After the manifest edit that flushed `f` (the oldest frozen memtable):
+  // drops it from the sources, schedules what may be due, wakes waiters.
+  void FlushedLocked(const FrozenSource& f) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // How WriteSegment builds a graph.
   enum class GraphBuild {
     kFull,    // two insertion passes (alpha 1, then alpha) at the build list size

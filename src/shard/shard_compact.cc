@@ -17,8 +17,8 @@ namespace shoal {
 bool MergeReusesGraph(const Segment& largest, const GraphOptions& graph) {
   // Extending runs one insertion pass over the other inputs' vectors only
   // (GraphBuild::kExtend); a rebuild runs two over all, for a graph measured
-  // no better
-  // (docs/performance.md, "Merges that extend the largest graph"). A graph
+  // no better (docs/performance.md, "Merges that extend the largest graph",
+  // and the part after it). A graph
   // built more cheaply (a quick flush, a smaller build list) is rebuilt
   // instead, so that the shard's large graph is always of full quality.
   return largest.vector_count() > 0 && largest.build_list_size() >= graph.build_list_size;
@@ -163,34 +163,30 @@ absl::Status Shard::MergeSegments(const std::vector<SegmentSource>& inputs,
     rows.insert(rows.end(), v, v + dim());
     return true;
   };
+  // An input's tombstones hide its id from the older inputs only: they join
+  // `seen` once the input is read (hidden_here).
+  std::vector<uint64_t> hidden_here;
+  auto tombstone = [&](uint64_t id, uint64_t sequence) {
+    hidden_here.push_back(id);
+    if (keep_tombstones && !seen.contains(id)) {
+      tombstone_ids.push_back(id);
+      tombstone_sequences.push_back(sequence);
+    }
+  };
+  if (memtable != nullptr) total += memtable->mem->live_count();
+  rows.reserve(total * dim());
   if (memtable != nullptr) {
     // The newest input: its entries take the memtable's newest sequence, as
     // a flush gives them (FlushOldest).
-    total += memtable->mem->live_count();
-    rows.reserve(total * dim());
-    std::vector<uint64_t> hidden_here;
-    memtable->mem->ForEach(
-        [&](uint64_t id, const float* v) { (void)add(id, memtable->max_sequence, v); },
-        [&](uint64_t id) {
-          hidden_here.push_back(id);
-          if (keep_tombstones && !seen.contains(id)) {
-            tombstone_ids.push_back(id);
-            tombstone_sequences.push_back(memtable->max_sequence);
-          }
-        });
+    const uint64_t sequence = memtable->max_sequence;
+    memtable->mem->ForEach([&](uint64_t id, const float* v) { (void)add(id, sequence, v); },
+                           [&](uint64_t id) { tombstone(id, sequence); });
     seen.insert(hidden_here.begin(), hidden_here.end());
   }
-  rows.reserve(total * dim());
   for (size_t i = inputs.size(); i-- > 0;) {
     const Segment& input = *inputs[i].segment;
-    std::vector<uint64_t> hidden_here;
-    input.ForEachTombstone([&](uint64_t id, uint64_t sequence) {
-      hidden_here.push_back(id);
-      if (keep_tombstones && !seen.contains(id)) {
-        tombstone_ids.push_back(id);
-        tombstone_sequences.push_back(sequence);
-      }
-    });
+    hidden_here.clear();
+    input.ForEachTombstone(tombstone);
     if (reuse && i == largest) {
       seed.segment = &input;
       seed.row_of_node.assign(input.vector_count(), GraphSeed::kDroppedNode);
@@ -250,14 +246,7 @@ absl::Status Shard::MergeSegments(const std::vector<SegmentSource>& inputs,
   {
     MutexLock lock(&mu_);
     sources_.ReplaceSegments(edit.remove, {std::move(segment), meta});
-    if (memtable != nullptr) {
-      // As a flush publishes (FlushOldest).
-      sources_.RemoveOldestFrozen();
-      flushed_sequence_ = std::max(flushed_sequence_, memtable->max_sequence);
-      dead_check_due_ = true;
-      MaybeScheduleCompactionLocked();
-      flushed_.SignalAll();
-    }
+    if (memtable != nullptr) FlushedLocked(*memtable);
   }
   if (memtable != nullptr) RemoveLogFilesUpTo(memtable->last_wal_number);
   // Readers holding the old segments keep their mappings; the files go now.

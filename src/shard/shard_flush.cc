@@ -120,6 +120,14 @@ absl::Status Shard::RunFlushes() {
   return s;
 }
 
+void Shard::FlushedLocked(const FrozenSource& f) {
+  sources_.RemoveOldestFrozen();
+  flushed_sequence_ = std::max(flushed_sequence_, f.max_sequence);
+  dead_check_due_ = true;
+  MaybeScheduleCompactionLocked();
+  flushed_.SignalAll();
+}
+
 std::vector<SegmentSource> Shard::FlushFoldInputsLocked(const FrozenSource& f) const {
   if (options_.compactor == nullptr || !options_.db.compaction.automatic) return {};
   // A bulk part in flight has a sequence below f's (it froze the memtable
@@ -197,12 +205,8 @@ absl::Status Shard::FlushOldest() {
                                         {&path, 1}));
   {
     MutexLock lock(&mu_);
-    sources_.RemoveOldestFrozen();
     sources_.AddSegment({std::move(segment), meta});
-    flushed_sequence_ = std::max(flushed_sequence_, f.max_sequence);
-    dead_check_due_ = true;
-    MaybeScheduleCompactionLocked();
-    flushed_.SignalAll();
+    FlushedLocked(f);
   }
   RemoveLogFilesUpTo(f.last_wal_number);
   auto us = [](double seconds) { return static_cast<int64_t>(seconds * 1e6); };
