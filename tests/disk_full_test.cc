@@ -286,6 +286,61 @@ TEST(DiskFullTest, PutsWithBackgroundFlushesOntoAFullDiskLoseNothingAcknowledged
   EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
 }
 
+// Merges onto a full disk: the fold at flush time (the memtable merged into
+// the large segment) and Compact() fail with ResourceExhausted and change
+// nothing: the memtable stays in the log, the inputs stay, the half-written
+// merged file is gone. Once there is room both go through.
+TEST(DiskFullTest, MergesOntoAFullDiskChangeNothingAndLeaveNoFile) {
+  SmallFileSystem small(32 << 20);
+  SKIP_UNLESS_MOUNTED(small);
+  const std::string path = small.path() + "/db";
+  Options options = SmallOptions(1 << 20);
+  options.compaction.automatic = true;
+  test::VectorMap model;
+  {
+    ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, path));
+    ASSERT_OK(PutNew(*db, 0, 4000, &model));  // ~2.5 MB of vectors, ~4 MB of segment
+    ASSERT_OK(db->Flush());
+    ASSERT_OK(db->WaitForCompact());
+    const std::vector<std::string> before = test::SegmentFiles(path);
+    ASSERT_EQ(before.size(), 1u);
+    // 1,000 more: past the fold ratio, so the flush is the fold; it needs
+    // room for a segment of 5,000 vectors, and finds 1 MiB.
+    ASSERT_OK(PutNew(*db, 4000, 1000, &model));
+    ASSERT_OK(db->Delete(7));
+    model.erase(7);
+    small.FillUpTo(1 << 20);
+    absl::Status s = db->Flush();
+    EXPECT_TRUE(absl::IsResourceExhausted(s)) << s;
+    EXPECT_EQ(test::SegmentFiles(path), before);
+    EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
+    small.RemoveBallast();
+    ASSERT_OK(db->Flush());
+    ASSERT_OK(db->WaitForCompact());
+    EXPECT_EQ(test::SegmentFiles(path).size(), 1u);
+    EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
+    ASSERT_OK(db->Close());
+  }
+  // Compact() over two segments (automatic compaction off keeps them two).
+  options.compaction.automatic = false;
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, path));
+  ASSERT_OK(PutNew(*db, 5000, 1000, &model));
+  ASSERT_OK(db->Flush());
+  const std::vector<std::string> before = test::SegmentFiles(path);
+  ASSERT_EQ(before.size(), 2u);
+  small.FillUpTo(1 << 20);
+  absl::Status s = db->Compact();
+  EXPECT_TRUE(absl::IsResourceExhausted(s)) << s;
+  EXPECT_EQ(test::SegmentFiles(path), before);
+  EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
+  small.RemoveBallast();
+  ASSERT_OK(db->Compact());
+  EXPECT_EQ(test::SegmentFiles(path).size(), 1u);
+  ASSERT_OK(db->Close());
+  ASSERT_OK_AND_ASSIGN(db, DB::Open(options, path));
+  EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
+}
+
 // The first `count` ids from `from` on that live on shard `shard` of 2.
 std::vector<uint64_t> IdsOnShard(uint32_t shard, uint64_t from, size_t count) {
   std::vector<uint64_t> ids;
