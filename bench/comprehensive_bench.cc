@@ -41,7 +41,8 @@
 #include "shoal/options.h"
 
 ABSL_FLAG(std::string, dataset, "small",
-          "small (10K x 128), medium (100K x 256) or large (1M x 128); ignored with --base");
+          "small (10K x 128), medium (100K x 256), large (1M x 128) or embed (100K x 384, "
+          "cosine); ignored with --base");
 ABSL_FLAG(std::string, base, "", "base vectors file (.fvecs .bvecs .fbin .u8bin .npy)");
 ABSL_FLAG(std::string, query, "", "query vectors file (with --base)");
 ABSL_FLAG(std::string, groundtruth, "",
@@ -49,7 +50,8 @@ ABSL_FLAG(std::string, groundtruth, "",
           "next to --query when absent");
 ABSL_FLAG(size_t, max_base_rows, 0, "read at most this many base rows (0 = all)");
 ABSL_FLAG(uint64_t, seed, 42, "seed of the synthetic dataset");
-ABSL_FLAG(std::string, metric, "l2", "l2, ip or cosine");
+ABSL_FLAG(std::string, metric, "",
+          "l2, ip or cosine ('' = the dataset's: cosine for embed, else l2)");
 ABSL_FLAG(uint32_t, threads, 0,
           "threads for everything parallel: Options::worker_threads, the peers' builds "
           "and batch searches, brute force (0 = all cores)");
@@ -169,7 +171,7 @@ void FillRunConfig(const Dataset& data, Config& c) {
   r.num_clusters = data.spec.num_clusters;
   r.base_bytes = data.BaseBytes();
   r.source = data.source;
-  r.metric = absl::GetFlag(FLAGS_metric);
+  r.metric = absl::GetFlag(FLAGS_metric).empty() ? data.spec.metric : absl::GetFlag(FLAGS_metric);
   c.metric = ParseMetric(r.metric);
   r.seed = absl::GetFlag(FLAGS_seed);
   r.threads = absl::GetFlag(FLAGS_threads);

@@ -11,6 +11,13 @@
 // from the same mixture but from a separate random stream, so they are never
 // copies of base vectors.
 //
+// "embed" stands in for text embeddings instead, which are anisotropic
+// with no clean clusters: a shared mean direction, a few hundred soft topics,
+// and a power-law spectrum (the variance of principal direction j falls as
+// (1 + j)^-1.2), turned by random rotations of blocks of 32 dimensions (after
+// a random permutation) so that no coordinate axis is a principal one, and
+// normalized to unit length; its metric is cosine.
+//
 // The generator uses its own RNG (xoshiro256** + Box-Muller), not <random>'s
 // distributions, so a seed names the same data on every platform.
 
@@ -29,15 +36,19 @@
 namespace shoal_bench {
 
 struct DatasetSpec {
+  enum class Shape { kClusters, kEmbedding };
   std::string name;
   size_t num_vectors = 0;
   uint32_t dim = 0;
   size_t num_queries = 0;
-  uint32_t num_clusters = 0;
+  uint32_t num_clusters = 0;     // kEmbedding: topics
+  Shape shape = Shape::kClusters;
+  std::string metric = "l2";     // what the data is meant to be searched with
 };
 
 // "small": 10K x 128, 1000 queries. "medium": 100K x 256, 500 queries.
-// "large": 1M x 128, 1000 queries. InvalidArgument for any other name.
+// "large": 1M x 128, 1000 queries. "embed": 100K x 384, 1000 queries, cosine.
+// InvalidArgument for any other name.
 absl::StatusOr<DatasetSpec> DatasetSpecByName(std::string_view name);
 
 struct Dataset {
