@@ -229,8 +229,15 @@ absl::Status Shard::ApplyCommitted(const wal::RecordView& r) {
     SHOAL_ASSIGN_OR_RETURN(char* payload, wal_->BeginRecord(r.payload_length));
     std::memcpy(payload, r.ids, r.payload_length);
     wal_->FinishRecord(r.type, r.sequence, r.count, r.dim);
+    const size_t frozen = sources_.frozen().size();
     SHOAL_RETURN_IF_ERROR(ApplyRecord(r, wal_->current_file_number()));
     recovery_.from_commit_log += 1;
+    // A barrier (a bulk load's) froze the memtable: its flush, as
+    // FreezeLocked schedules one. Until 2026-11-25 none was, and the frozen
+    // memtable waited for the next freeze: WaitForCompact after such a
+    // recovery never returned (crash_loop's power loop, about once in 500
+    // cycles, once it began to call it).
+    if (sources_.frozen().size() > frozen) ScheduleFlush();
     MaybeFreezeLocked();
     return absl::OkStatus();
   }
