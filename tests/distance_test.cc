@@ -228,6 +228,42 @@ TEST(DistanceTest, KernelsDoNotReadPastTheEndOfTheirInputs) {
   }
 }
 
+// Weights times bytes: every kernel set against a double-precision sum, for
+// every tail length, unaligned, with bytes across the whole 0..255 range.
+TEST(DistanceTest, DotBytesMatchesReferenceForAllDimsAndKernelSets) {
+  std::mt19937 rng(304);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (const DistanceKernels* k : AvailableKernelSets()) {
+    for (size_t dim : TestDims()) {
+      const std::vector<float> w = RandomVector(rng, dim + 1);
+      std::vector<uint8_t> c(dim + 1);
+      for (uint8_t& x : c) x = static_cast<uint8_t>(byte(rng));
+      double want = 0, magnitude = 0;
+      for (size_t i = 0; i < dim; ++i) {
+        want += static_cast<double>(w[i + 1]) * c[i + 1];
+        magnitude += std::fabs(static_cast<double>(w[i + 1]) * c[i + 1]);
+      }
+      EXPECT_NEAR(k->dot_bytes(w.data() + 1, c.data() + 1, dim), want,
+                  kRelativeTolerance * magnitude + 1e-6)
+          << k->isa << " dim " << dim;
+    }
+  }
+}
+
+TEST(DistanceTest, DotBytesReadsNoByteOrWeightPastTheEnd) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  for (const DistanceKernels* k : AvailableKernelSets()) {
+    for (size_t dim = 1; dim <= 70; ++dim) {
+      GuardedFloats w(dim);
+      // dim bytes that end right before a PROT_NONE page.
+      GuardedFloats bytes((dim + 3) / 4 + page / 4);
+      const uint8_t* c =
+          reinterpret_cast<const uint8_t*>(bytes.data() + (dim + 3) / 4 + page / 4) - dim;
+      EXPECT_GE(k->dot_bytes(w.data(), c, dim), 0.0f) << k->isa << " dim " << dim;
+    }
+  }
+}
+
 TEST(DistanceTest, KernelsPicksBestIsaUnlessForcedLowerNeverOneCpuLacks) {
   const std::string best =
       CpuHasAvx512() ? "avx512" : (CpuHasAvx2() ? "avx2" : "scalar");

@@ -36,6 +36,15 @@ enum class FsyncPolicy : uint8_t {
   kInterval = 2,
 };
 
+// The compact code a segment stores per vector, next to the full vector, for
+// its graph search to navigate on (the full vectors then rerank the search's
+// candidates, so results keep full-precision distances).
+enum class VectorCode : uint8_t {
+  kNone = 0,  // navigate on the full vectors
+  kSq8 = 1,   // one byte per dimension (per-dimension ranges): a quarter of
+              // the bytes per distance (docs/performance.md, "Codes")
+};
+
 // Vamana graph parameters (DiskANN's names). Used by segments.
 struct GraphOptions {
   uint32_t max_degree = 64;         // R: neighbours kept per node
@@ -99,6 +108,10 @@ struct CollectionOptions {
   Metric metric = Metric::kL2;
   uint32_t shard_count = 0;         // 0 = std::thread::hardware_concurrency(); at most 256
   GraphOptions graph;
+  // Segments written from now on store this code (segments keep the code
+  // they were written with; a collection created before codes existed
+  // opens with kNone).
+  VectorCode code = VectorCode::kSq8;
 };
 
 // Options for a DB: one directory holding many collections.

@@ -30,12 +30,17 @@ using DistanceFn = float (*)(const float* a, const float* b, size_t dim);
 using BatchDistanceFn = void (*)(const float* query, const float* base,
                                  size_t n, size_t dim, float* out);
 
+// sum w_i * c_i over `dim` float weights and `dim` bytes (8-bit codes,
+// segment/sq8.h): the inner product of a scaled query with a code.
+using WeightedBytesFn = float (*)(const float* w, const uint8_t* c, size_t dim);
+
 struct DistanceKernels {
   const char* isa;          // "scalar", "avx2" or "avx512"
   DistanceFn l2_squared;    // sum (a_i - b_i)^2
   DistanceFn dot;           // sum a_i * b_i
   BatchDistanceFn l2_squared_batch;
   BatchDistanceFn dot_batch;
+  WeightedBytesFn dot_bytes;  // sum w_i * c_i
 };
 
 // The best kernels this CPU supports. SHOAL_FORCE_ISA=scalar|avx2|avx512 in

@@ -122,9 +122,33 @@ float DotAvx2(const float* a, const float* b, size_t dim) {
   return DotImpl(a, b, dim);
 }
 
+// 8 bytes widened to 8 floats.
+inline __m256 BytesToFloats(const uint8_t* c) {
+  return _mm256_cvtepi32_ps(
+      _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(c))));
+}
+
+float DotBytesAvx2(const float* w, const uint8_t* c, size_t dim) {
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  __m256 acc2 = _mm256_setzero_ps(), acc3 = _mm256_setzero_ps();
+  size_t i = 0;
+  for (; i + 32 <= dim; i += 32) {
+    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i), BytesToFloats(c + i), acc0);
+    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 8), BytesToFloats(c + i + 8), acc1);
+    acc2 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 16), BytesToFloats(c + i + 16), acc2);
+    acc3 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 24), BytesToFloats(c + i + 24), acc3);
+  }
+  for (; i + 8 <= dim; i += 8) {
+    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i), BytesToFloats(c + i), acc0);
+  }
+  float sum = HorizontalSum(_mm256_add_ps(_mm256_add_ps(acc0, acc1), _mm256_add_ps(acc2, acc3)));
+  for (; i < dim; ++i) sum += w[i] * static_cast<float>(c[i]);  // never reads past c[dim - 1]
+  return sum;
+}
+
 constexpr DistanceKernels kAvx2Kernels = {
     "avx2", &L2SquaredAvx2, &DotAvx2, &BatchImpl<L2SquaredImpl>,
-    &BatchImpl<DotImpl>};
+    &BatchImpl<DotImpl>, &DotBytesAvx2};
 
 }  // namespace
 

@@ -113,9 +113,31 @@ float DotAvx512(const float* a, const float* b, size_t dim) {
   return DotImpl(a, b, dim);
 }
 
+// 16 bytes (the first `mask` lanes of them) widened to 16 floats.
+inline __m512 BytesToFloats(__mmask16 mask, const uint8_t* c) {
+  return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(mask, c)));
+}
+
+float DotBytesAvx512(const float* w, const uint8_t* c, size_t dim) {
+  __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+  size_t i = 0;
+  for (; i + 32 <= dim; i += 32) {
+    acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(w + i), BytesToFloats(0xffff, c + i), acc0);
+    acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(w + i + 16), BytesToFloats(0xffff, c + i + 16),
+                           acc1);
+  }
+  for (; i < dim; i += 16) {
+    // Masked-off lanes are not read: nothing past c[dim - 1] or w[dim - 1].
+    const __mmask16 mask = dim - i >= 16 ? __mmask16{0xffff} : TailMask(dim - i);
+    acc0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mask, w + i), BytesToFloats(mask, c + i),
+                           acc0);
+  }
+  return HorizontalSum(_mm512_add_ps(acc0, acc1));
+}
+
 constexpr DistanceKernels kAvx512Kernels = {
     "avx512", &L2SquaredAvx512, &DotAvx512, &BatchImpl<L2SquaredImpl>,
-    &BatchImpl<DotImpl>};
+    &BatchImpl<DotImpl>, &DotBytesAvx512};
 
 }  // namespace
 

@@ -72,6 +72,8 @@ struct SegmentBuildOptions {
   // alpha): about half the build time for a somewhat weaker graph. For
   // segments that live briefly (flushed memtables, soon merged).
   bool single_pass = false;
+  // The code stored per node for searches to navigate on.
+  VectorCode code = VectorCode::kSq8;
   uint64_t seed = 0x5eed;  // with one thread, the same input gives the same file
 };
 

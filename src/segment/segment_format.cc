@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "segment/sq8.h"
 #include "util/coding.h"
 #include "util/hash.h"
 #include "util/string_view.h"
@@ -26,6 +27,8 @@ constexpr size_t kSectorsPerBlockAt = 52;
 constexpr size_t kBlockCountAt = 56;
 constexpr size_t kListSizeAt = 64;
 constexpr size_t kAlphaAt = 68;
+constexpr size_t kCodeKindAt = 72;   // version 2
+constexpr size_t kCodeBytesAt = 76;  // version 2
 constexpr size_t kHeaderChecksumAt = kHeaderSize - kChecksumSize;
 
 // Footer fields.
@@ -77,6 +80,8 @@ std::string EncodeHeader(const Header& h) {
   EncodeFixed64(p + kBlockCountAt, h.block_count);
   EncodeFixed32(p + kListSizeAt, h.build_list_size);
   std::memcpy(p + kAlphaAt, &h.alpha, 4);
+  EncodeFixed32(p + kCodeKindAt, static_cast<uint32_t>(h.code));
+  EncodeFixed32(p + kCodeBytesAt, h.code_bytes);
   EncodeFixed64(p + kHeaderChecksumAt, Checksum64(p, kHeaderChecksumAt));
   return out;
 }
@@ -128,6 +133,13 @@ absl::Status DecodeHeader(std::string_view sector, const std::string& path, Head
   const bool medoid_ok = h->vector_count == 0 ? h->medoid == kNoNode
                                               : h->medoid < h->vector_count;
   if (!medoid_ok) return Corruption(path, "medoid out of range");
+  // Version 1 wrote zeros here: no codes.
+  const uint32_t code = DecodeFixed32(p + kCodeKindAt);
+  h->code_bytes = DecodeFixed32(p + kCodeBytesAt);
+  if (code > static_cast<uint32_t>(VectorCode::kSq8)) return Corruption(path, "unknown code kind");
+  h->code = static_cast<VectorCode>(code);
+  const size_t want = h->code == VectorCode::kSq8 ? Sq8::CodeBytes(h->dim) : 0;
+  if (h->code_bytes != want) return Corruption(path, "code size does not match its kind and dim");
   return absl::OkStatus();
 }
 
@@ -139,7 +151,7 @@ std::string EncodeFooter(const Footer& f) {
   EncodeFixed64(p + 16, f.id_table_offset);
   EncodeFixed64(p + 24, f.id_table_bytes);
   EncodeFixed64(p + 32, f.id_table_checksum);
-  // Bytes 40..47 reserved (zero).
+  EncodeFixed64(p + 40, f.code_checksum);
   EncodeFixed64(p + kFooterChecksumAt, Checksum64(p, kFooterChecksumAt));
   std::memcpy(p + kFooterMagicAt, kMagic.data(), kMagic.size());
   return out;
@@ -159,6 +171,7 @@ absl::Status DecodeFooter(std::string_view bytes, const std::string& path, Foote
   f->id_table_offset = DecodeFixed64(p + 16);
   f->id_table_bytes = DecodeFixed64(p + 24);
   f->id_table_checksum = DecodeFixed64(p + 32);
+  f->code_checksum = DecodeFixed64(p + 40);  // version 1: reserved, 0
   return absl::OkStatus();
 }
 

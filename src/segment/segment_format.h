@@ -1,18 +1,22 @@
 // Copyright 2026 The shoal Authors.
 //
-// Segment file format, version 1. docs/format.md ("Segment (version 1)")
-// gives every byte; this header holds the constants and the codecs of the
-// fixed-size parts.
+// Segment file format, version 2 (version 1 is read too: it has no codes).
+// docs/format.md ("Segment (version 2)") gives every byte; this header holds
+// the constants and the codecs of the fixed-size parts.
 //
 //   header sector   4096 bytes: fields, zeros, xxh3-64 of bytes [0, 4088)
 //   node blocks     block_count blocks of sectors_per_block * 4096 bytes;
 //                   each holds nodes_per_block node records, zeros, and ends
 //                   with the xxh3-64 of the block's other bytes
+//   codes           (version 2, code kind SQ8) lo f32[dim], scale f32[dim],
+//                   then one code of code_bytes per node (segment/sq8.h);
+//                   its xxh3-64 is in the footer
 //   id table        (vector_count + tombstone_count) entries of 24 bytes,
 //                   sorted by id: id u64, sequence u64, node u32 (kNoNode for
 //                   a tombstone), reserved u32 = 0
 //   footer          64 bytes: offsets and lengths, xxh3-64 of the id table,
-//                   xxh3-64 of the footer's first 48 bytes, magic
+//                   xxh3-64 of the codes (0 without), xxh3-64 of the
+//                   footer's first 48 bytes, magic
 //
 // A node record (node_bytes, a multiple of 32): vector f32[dim], id u64,
 // sequence u64, degree u32, neighbours u32[R] (first `degree` used, rest 0),
@@ -32,7 +36,7 @@
 namespace shoal::segment {
 
 inline constexpr std::string_view kMagic = "SHOALSEG";
-inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kFormatVersion = 2;
 inline constexpr size_t kSectorSize = 4096;
 inline constexpr size_t kHeaderSize = kSectorSize;
 inline constexpr size_t kChecksumSize = 8;  // xxh3-64, at the end of each block
@@ -81,6 +85,14 @@ struct Header {
   // Informational (how the graph was built); readers ignore them.
   uint32_t build_list_size = 0;
   float alpha = 0;
+  // Version 2: the code stored per node (kNone in version 1 files).
+  VectorCode code = VectorCode::kNone;
+  uint32_t code_bytes = 0;  // one code; 0 with kNone
+
+  // Bytes of the codes area (ranges and codes; 0 with kNone).
+  uint64_t CodeAreaBytes() const {
+    return code == VectorCode::kNone ? 0 : 8 * uint64_t{dim} + vector_count * code_bytes;
+  }
 };
 
 struct Footer {
@@ -89,6 +101,7 @@ struct Footer {
   uint64_t id_table_offset = 0;
   uint64_t id_table_bytes = 0;
   uint64_t id_table_checksum = 0;
+  uint64_t code_checksum = 0;  // xxh3-64 of the codes area; 0 without one
 };
 
 // The header sector (kHeaderSize bytes, checksum included).

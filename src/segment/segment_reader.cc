@@ -2,6 +2,7 @@
 
 #include "segment/segment_reader.h"
 
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -40,7 +41,10 @@ absl::Status CheckLayout(const Header& h, const Footer& f, uint64_t size,
   }
   if (h.tombstone_count > size) return Corruption(path, "tombstone count exceeds the file");
   const uint64_t entries = h.vector_count + h.tombstone_count;
-  if (f.id_table_offset != f.nodes_offset + f.nodes_bytes ||
+  if (h.vector_count > size || h.CodeAreaBytes() > size) {
+    return Corruption(path, "codes exceed the file");
+  }
+  if (f.id_table_offset != f.nodes_offset + f.nodes_bytes + h.CodeAreaBytes() ||
       f.id_table_bytes != entries * kIdEntrySize) {
     return Corruption(path, "footer id table does not match the header");
   }
@@ -52,10 +56,32 @@ absl::Status CheckLayout(const Header& h, const Footer& f, uint64_t size,
   return absl::OkStatus();
 }
 
+// Checks the codes area (checksum; ranges finite, steps >= 0) and returns
+// its quantizer.
+absl::StatusOr<std::unique_ptr<Sq8>> ReadCodes(const char* data, const Header& h,
+                                               const Footer& f, const std::string& path) {
+  const uint64_t offset = f.nodes_offset + f.nodes_bytes;
+  const char* area = data + offset;
+  if (Checksum64(area, h.CodeAreaBytes()) != f.code_checksum) {
+    return Corruption(path, absl::StrCat("codes checksum mismatch (offset ", offset, ")"));
+  }
+  std::vector<float> lo(h.dim), scale(h.dim);
+  std::memcpy(lo.data(), area, 4 * size_t{h.dim});
+  std::memcpy(scale.data(), area + 4 * size_t{h.dim}, 4 * size_t{h.dim});
+  for (uint32_t j = 0; j < h.dim; ++j) {
+    if (!std::isfinite(lo[j]) || !std::isfinite(scale[j]) || scale[j] < 0) {
+      return Corruption(path, absl::StrCat("code range of dimension ", j, " is invalid (offset ",
+                                           offset, ")"));
+    }
+  }
+  return std::make_unique<Sq8>(std::move(lo), std::move(scale));
+}
+
 }  // namespace
 
 SegmentReader::SegmentReader(std::string path, std::unique_ptr<ReadOnlyMappedFile> file,
-                             const Header& header, const Footer& footer)
+                             const Header& header, const Footer& footer,
+                             std::unique_ptr<Sq8> sq8)
     : path_(std::move(path)),
       file_(std::move(file)),
       header_(header),
@@ -67,7 +93,12 @@ SegmentReader::SegmentReader(std::string path, std::unique_ptr<ReadOnlyMappedFil
       div_magic_(header.layout.nodes_per_block > 1
                      ? ~uint64_t{0} / header.layout.nodes_per_block + 1
                      : 0),
-      verified_(std::make_unique<std::atomic<uint64_t>[]>((header.block_count + 63) / 64)) {}
+      verified_(std::make_unique<std::atomic<uint64_t>[]>((header.block_count + 63) / 64)),
+      sq8_(std::move(sq8)),
+      codes_(sq8_ == nullptr ? nullptr
+                             : reinterpret_cast<const uint8_t*>(
+                                   file_->data() + footer.nodes_offset + footer.nodes_bytes +
+                                   8 * size_t{header.dim})) {}
 
 absl::StatusOr<std::shared_ptr<Segment>> SegmentReader::Open(FileSystem* fs,
                                                              const std::string& path,
@@ -95,8 +126,14 @@ absl::StatusOr<std::shared_ptr<Segment>> SegmentReader::Open(FileSystem* fs,
     return Corruption(path, absl::StrCat("id table checksum mismatch (offset ",
                                          footer.id_table_offset, ")"));
   }
+  std::unique_ptr<Sq8> sq8;
+  if (header.code == VectorCode::kSq8) {
+    SHOAL_ASSIGN_OR_RETURN(sq8, ReadCodes(data, header, footer, path));
+  } else if (footer.code_checksum != 0) {
+    return Corruption(path, "footer has a codes checksum but the header no codes");
+  }
   std::shared_ptr<SegmentReader> segment(
-      new SegmentReader(path, std::move(file), header, footer));
+      new SegmentReader(path, std::move(file), header, footer, std::move(sq8)));
   SHOAL_RETURN_IF_ERROR(segment->CheckIdTable());
   return segment;
 }
@@ -248,6 +285,9 @@ absl::Status SegmentReader::VerifyAll() const {
   if (Checksum64(id_table_, footer_.id_table_bytes) != footer_.id_table_checksum) {
     return Corruption(path_, absl::StrCat("id table checksum mismatch (offset ",
                                           footer_.id_table_offset, ")"));
+  }
+  if (header_.code != VectorCode::kNone) {
+    SHOAL_RETURN_IF_ERROR(ReadCodes(data, header_, footer_, path_).status());
   }
   SHOAL_RETURN_IF_ERROR(CheckIdTable());
   for (uint64_t block = 0; block < header_.block_count; ++block) {

@@ -18,6 +18,7 @@
 
 #include "segment/segment.h"
 #include "segment/segment_format.h"
+#include "segment/sq8.h"
 
 namespace shoal::segment {
 
@@ -52,7 +53,7 @@ class SegmentReader final : public Segment {
 
  private:
   SegmentReader(std::string path, std::unique_ptr<ReadOnlyMappedFile> file,
-                const Header& header, const Footer& footer);
+                const Header& header, const Footer& footer, std::unique_ptr<Sq8> sq8);
 
   // Calls fn(node, its record) for every node in order, verifying each
   // block before its first node.
@@ -88,6 +89,14 @@ class SegmentReader final : public Segment {
   // (so a search can follow them without bounds checks). Sets the block's bit.
   absl::Status VerifyBlock(uint32_t block) const;
 
+  // Node's SQ8 code. REQUIRES: sq8_ set.
+  const uint8_t* Code(uint32_t node) const { return codes_ + size_t{node} * header_.code_bytes; }
+
+  // Navigates on the SQ8 codes, then reranks the list with the full vectors.
+  absl::Status SearchCoded(const float* query, const SearchOptions& options,
+                           const std::function<bool(uint64_t, uint64_t)>& visible, TopK* top,
+                           SegmentSearchStats* stats) const;
+
   template <Metric kMetric>
   absl::Status SearchImpl(const float* query, const SearchOptions& options,
                           const std::function<bool(uint64_t, uint64_t)>& visible, TopK* top,
@@ -103,6 +112,8 @@ class SegmentReader final : public Segment {
   const size_t block_bytes_;
   const uint64_t div_magic_;    // 2^64 / nodes_per_block, rounded up
   const std::unique_ptr<std::atomic<uint64_t>[]> verified_;  // bit per node block
+  const std::unique_ptr<Sq8> sq8_;  // null without codes
+  const uint8_t* const codes_;      // node 0's code; null without codes
 };
 
 }  // namespace shoal::segment

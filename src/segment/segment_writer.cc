@@ -18,6 +18,7 @@
 #include "segment/locality_order.h"
 #include "segment/segment.h"
 #include "segment/segment_format.h"
+#include "segment/sq8.h"
 #include "segment/vamana_builder.h"
 #include "util/coding.h"
 #include "util/hash.h"
@@ -222,18 +223,48 @@ std::string EncodeIdTable(const std::vector<IdEntry>& entries) {
   return out;
 }
 
+// The codes area (SQ8): the ranges, then each node's code in node order.
+// Returns its checksum in *checksum.
+absl::Status WriteCodes(WritableFile* file, const SegmentContents& c, const Nodes& nodes,
+                        const segment::Header& h, uint64_t* checksum) {
+  Checksum64Builder sum;
+  const segment::Sq8 sq8 = segment::Sq8::Train(c.vectors, c.ids.size(), c.dim);
+  std::string ranges(8 * size_t{c.dim}, '\0');
+  std::memcpy(ranges.data(), sq8.lo().data(), 4 * size_t{c.dim});
+  std::memcpy(ranges.data() + 4 * size_t{c.dim}, sq8.scale().data(), 4 * size_t{c.dim});
+  sum.Update(ranges.data(), ranges.size());
+  SHOAL_RETURN_IF_ERROR(file->Append(ranges));
+  const size_t per_chunk = std::max<size_t>(1, kWriteChunkBytes / h.code_bytes);
+  std::string chunk;
+  for (uint64_t first = 0; first < h.vector_count; first += per_chunk) {
+    const uint64_t count = std::min<uint64_t>(per_chunk, h.vector_count - first);
+    chunk.resize(count * h.code_bytes);
+    for (uint64_t i = 0; i < count; ++i) {
+      sq8.Encode(nodes.store->vector(static_cast<uint32_t>(first + i)),
+                 reinterpret_cast<uint8_t*>(chunk.data() + i * h.code_bytes));
+    }
+    sum.Update(chunk.data(), chunk.size());
+    SHOAL_RETURN_IF_ERROR(file->Append(chunk));
+  }
+  *checksum = sum.Digest();
+  return absl::OkStatus();
+}
+
 absl::Status WriteFile(WritableFile* file, const SegmentContents& c, const Nodes& nodes,
                        const segment::Header& h,
                        const segment::VamanaBuilder& graph,
                        const std::vector<IdEntry>& entries) {
   SHOAL_RETURN_IF_ERROR(file->Append(segment::EncodeHeader(h)));
   SHOAL_RETURN_IF_ERROR(WriteNodeBlocks(file, c, nodes, h, graph));
+  segment::Footer f;
+  if (h.code == VectorCode::kSq8) {
+    SHOAL_RETURN_IF_ERROR(WriteCodes(file, c, nodes, h, &f.code_checksum));
+  }
   const std::string id_table = EncodeIdTable(entries);
   SHOAL_RETURN_IF_ERROR(file->Append(id_table));
-  segment::Footer f;
   f.nodes_offset = segment::kHeaderSize;
   f.nodes_bytes = h.block_count * h.layout.block_bytes();
-  f.id_table_offset = f.nodes_offset + f.nodes_bytes;
+  f.id_table_offset = f.nodes_offset + f.nodes_bytes + h.CodeAreaBytes();
   f.id_table_bytes = id_table.size();
   f.id_table_checksum = Checksum64(id_table.data(), id_table.size());
   SHOAL_RETURN_IF_ERROR(file->Append(segment::EncodeFooter(f)));
@@ -247,6 +278,9 @@ absl::Status BuildSegment(FileSystem* fs, ThreadPool* pool, const std::string& p
                           const SegmentContents& contents, const SegmentBuildOptions& options,
                           SegmentBuildStats* stats) {
   SHOAL_RETURN_IF_ERROR(Validate(contents, options.graph));
+  if (options.code != VectorCode::kNone && options.code != VectorCode::kSq8) {
+    return absl::InvalidArgumentError("segment code kind unknown");
+  }
   const size_t n = contents.ids.size();
   Nodes nodes;
   if (contents.seed != nullptr) {
@@ -312,6 +346,8 @@ absl::Status BuildSegment(FileSystem* fs, ThreadPool* pool, const std::string& p
   h.block_count = h.layout.BlockCount(n);
   h.build_list_size = options.graph.build_list_size;
   h.alpha = options.graph.alpha;
+  h.code = options.code;
+  h.code_bytes = options.code == VectorCode::kSq8 ? segment::Sq8::CodeBytes(h.dim) : 0;
 
   const std::string tmp = path + std::string(kTempSuffix);
   SHOAL_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, fs->NewWritableFile(tmp));
