@@ -88,6 +88,28 @@ class CollectionTest : public ::testing::Test {
 
 // ---- Create / Drop / List ----
 
+TEST_F(CollectionTest, EachCollectionKeepsItsVectorCodeAcrossReopen) {
+  OpenEmpty();
+  CollectionOptions none = Shape(16);
+  none.code = VectorCode::kNone;
+  ASSERT_OK(db_->CreateCollection("plain", none));
+  ASSERT_OK(db_->CreateCollection("coded", Shape(16)));
+  VectorMap plain, coded;
+  Fill("plain", 16, 0, 300, 1, &plain);
+  Fill("coded", 16, 0, 300, 2, &coded);
+  ASSERT_OK(db_->Flush());
+  Reopen();
+  ASSERT_OK_AND_ASSIGN(CollectionOptions got, db_->GetCollectionOptions("plain"));
+  EXPECT_EQ(got.code, VectorCode::kNone);
+  ASSERT_OK_AND_ASSIGN(got, db_->GetCollectionOptions("coded"));
+  EXPECT_EQ(got.code, VectorCode::kSq8);
+  ExpectSearchMatches("plain", none, plain, 7);
+  ExpectSearchMatches("coded", Shape(16), coded, 8);
+  CollectionOptions bad = Shape(16);
+  bad.code = static_cast<VectorCode>(9);
+  EXPECT_STATUS_CODE(db_->CreateCollection("bad", bad), StatusCode::kInvalidArgument);
+}
+
 TEST_F(CollectionTest, NewDbWithoutDefaultHasNoCollections) {
   ASSERT_NO_FATAL_FAILURE(OpenEmpty());
   EXPECT_TRUE(db_->ListCollections().empty());

@@ -21,6 +21,7 @@
 #include "distance/distance.h"
 #include "gtest/gtest.h"
 #include "segment/segment_format.h"
+#include "segment/sq8.h"
 #include "testutil/sanitized.h"
 #include "testutil/temp_dir.h"
 #include "util/coding.h"
@@ -273,6 +274,59 @@ TEST_F(SegmentTest, ResultDistancesAreExactAndMatchTheOracleWhenListCoversAll) {
   for (size_t q = 0; q < 10; ++q) {
     const auto query = test::Row(queries, q, dim);
     EXPECT_TRUE(test::MatchesOracle(SearchTopK(*segment, query, 10, 400), model, query,
+                                    Metric::kL2, 10));
+  }
+}
+
+// ---- Codes ----
+
+TEST_F(SegmentTest, CodedSearchReranksToExactDistances) {
+  // Navigation on SQ8 codes, answers with full-precision distances: every
+  // returned distance is the exact one, for each metric.
+  const uint32_t dim = 40;
+  for (Metric metric : {Metric::kL2, Metric::kInnerProduct, Metric::kCosine}) {
+    SCOPED_TRACE(test::MetricName(metric));
+    std::vector<float> data = ClusteredVectors(500, dim, 7);
+    if (metric == Metric::kCosine) NormalizeRows(&data, dim);
+    const Input in = MakeInput(std::move(data), dim, metric);
+    std::shared_ptr<Segment> segment = BuildAndOpen(in, "coded.vamana");
+    ASSERT_NE(segment, nullptr);
+    const test::VectorMap model = in.Model();
+    std::vector<float> query = ClusteredVectors(1, dim, 8);
+    if (metric == Metric::kCosine) NormalizeRows(&query, dim);
+    for (const Neighbor& n : SearchTopK(*segment, query, 10, 30)) {
+      EXPECT_EQ(n.distance, Distance(metric, query.data(), model.at(n.id).data(), dim));
+    }
+  }
+}
+
+TEST_F(SegmentTest, Version1SegmentsWithoutCodesStillOpenAndSearch) {
+  // A version 1 file is a version 2 file without codes, with version 1 in
+  // its header: write one, and check that it opens, verifies and answers
+  // exactly as a segment with codes does.
+  const uint32_t dim = 33;
+  const Input in = MakeInput(ClusteredVectors(300, dim, 9), dim, Metric::kL2);
+  SegmentBuildOptions none;
+  none.code = VectorCode::kNone;
+  ASSERT_NE(BuildAndOpen(in, "v1.vamana", none), nullptr);
+  std::string v1 = ReadAll(Path("v1.vamana"));
+  EncodeFixed32(v1.data() + 8, 1);
+  const size_t at = segment::kHeaderSize - segment::kChecksumSize;
+  EncodeFixed64(v1.data() + at, Checksum64(v1.data(), at));
+  WriteAll(Path("v1.vamana"), v1);
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> old,
+                       Segment::Open(fs(), Path("v1.vamana"), dim, Metric::kL2));
+  EXPECT_OK(old->VerifyAll());
+  std::shared_ptr<Segment> coded = BuildAndOpen(in, "v2.vamana");
+  ASSERT_NE(coded, nullptr);
+  EXPECT_GT(ReadAll(Path("v2.vamana")).size(), v1.size());  // the codes
+  const test::VectorMap model = in.Model();
+  const std::vector<float> queries = ClusteredVectors(10, dim, 10);
+  for (size_t q = 0; q < 10; ++q) {
+    const auto query = test::Row(queries, q, dim);
+    const std::vector<Neighbor> got = SearchTopK(*old, query, 10, 400);
+    EXPECT_TRUE(test::MatchesOracle(got, model, query, Metric::kL2, 10));
+    EXPECT_TRUE(test::MatchesOracle(SearchTopK(*coded, query, 10, 400), model, query,
                                     Metric::kL2, 10));
   }
 }
@@ -702,6 +756,23 @@ TEST_F(DamagedSegmentTest, FlippedNodeByteIsDataLossForSearchFindAndVerifyAll) {
     // Other blocks stay readable.
     ASSERT_OK_AND_ASSIGN(Segment::Lookup lookup, segment->Find(1, nullptr, nullptr));
     EXPECT_EQ(lookup, Segment::Lookup::kDeleted);
+  }
+}
+
+TEST_F(DamagedSegmentTest, FlippedCodeBytesAreDataLossAtOpenNamingTheOffset) {
+  // The codes sit between the node blocks and the id table: the ranges
+  // (8 * dim bytes), then one code per node.
+  const size_t code_bytes = segment::Sq8::CodeBytes(kDim);
+  const size_t codes = id_table_ - (8 * kDim + 400 * code_bytes);
+  for (size_t delta : {0ul, 4ul * kDim + 1, 8ul * kDim, 8ul * kDim + 399 * code_bytes + 5}) {
+    SCOPED_TRACE(delta);
+    WriteAll(Path(), pristine_);
+    FlipByte(Path(), codes + delta);
+    auto opened = Segment::Open(fs(), Path(), kDim, Metric::kL2);
+    EXPECT_STATUS_CODE(opened, absl::StatusCode::kDataLoss);
+    EXPECT_NE(opened.status().message().find(Path()), std::string::npos) << opened.status();
+    EXPECT_NE(opened.status().message().find(absl::StrCat("offset ", codes)), std::string::npos)
+        << opened.status();
   }
 }
 

@@ -50,6 +50,7 @@ absl::StatusOr<std::shared_ptr<Segment>> Shard::WriteSegment(uint64_t number,
                                                              GraphBuild how) {
   SegmentBuildOptions build;
   build.graph = options_.collection.graph;
+  build.code = options_.collection.code;
   build.single_pass = how != GraphBuild::kFull;
   if (how == GraphBuild::kQuick) {
     build.graph.build_list_size = std::max<uint32_t>(1, build.graph.build_list_size / 2);

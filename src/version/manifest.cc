@@ -1,14 +1,17 @@
 // Copyright 2026 The shoal Authors.
 //
-// MANIFEST bytes (little-endian), version 2:
-//   magic "SHOALMAN" | version u32 = 2 | next_file_number u64 | collection count u32
+// MANIFEST bytes (little-endian), version 3:
+//   magic "SHOALMAN" | version u32 = 3 | next_file_number u64 | collection count u32
 //   per collection: name length u32 | name | dim u32 | metric u8 |
-//                   shard_count u32 | max_degree u32 | build_list_size u32 | alpha f32
+//                   shard_count u32 | max_degree u32 | build_list_size u32 | alpha f32 |
+//                   code u8
 //     per shard (shard_count times): flushed_sequence u64 | segment count u32
 //       per segment: number u64 | min_sequence u64 | max_sequence u64 |
 //                    vectors u64 | tombstones u64
 //   checksum u64 = xxh3_64 of every byte before it
-// Version 1 is version 2 without next_file_number and without the shards.
+// Version 2 is version 3 without the code (its collections open with
+// VectorCode::kNone); version 1 is version 2 without next_file_number and
+// without the shards.
 
 #include "version/manifest.h"
 
@@ -25,7 +28,7 @@ namespace shoal {
 namespace {
 
 constexpr std::string_view kMagic = "SHOALMAN";
-constexpr uint32_t kVersion = 2;
+constexpr uint32_t kVersion = 3;
 
 }  // namespace
 
@@ -43,6 +46,7 @@ std::string EncodeManifest(const Manifest& manifest) {
     PutFixed32(&out, c.options.graph.max_degree);
     PutFixed32(&out, c.options.graph.build_list_size);
     PutFixed32(&out, std::bit_cast<uint32_t>(c.options.graph.alpha));
+    out.push_back(static_cast<char>(c.options.code));
     for (uint32_t i = 0; i < c.options.shard_count; ++i) {
       static const ShardMeta kEmpty;
       const ShardMeta& shard = i < c.shards.size() ? c.shards[i] : kEmpty;
@@ -74,7 +78,7 @@ absl::StatusOr<Manifest> DecodeManifest(std::string_view bytes, const std::strin
   }
   Decoder in(bytes.substr(kMagic.size(), body - kMagic.size()));
   const uint32_t version = in.U32();
-  if (version != kVersion && version != 1) {
+  if (version < 1 || version > kVersion) {
     return absl::FailedPreconditionError(absl::StrCat(
         "manifest ", path, " has format version ", version, "; this build reads ", kVersion));
   }
@@ -91,6 +95,7 @@ absl::StatusOr<Manifest> DecodeManifest(std::string_view bytes, const std::strin
     c.options.graph.max_degree = in.U32();
     c.options.graph.build_list_size = in.U32();
     c.options.graph.alpha = in.F32();
+    c.options.code = version >= 3 ? static_cast<VectorCode>(in.U8()) : VectorCode::kNone;
     if (!in.ok()) break;
     // Written before build_list_size had a limit (2026-11-25): opens with
     // the limit in effect (a list never holds more than a segment anyway).

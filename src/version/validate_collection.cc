@@ -61,6 +61,10 @@ absl::Status ValidateCollectionOptions(const CollectionOptions& o) {
     return absl::InvalidArgumentError(
         absl::StrCat("graph.alpha must be a finite number >= 1, got ", o.graph.alpha));
   }
+  if (o.code != VectorCode::kNone && o.code != VectorCode::kSq8) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown vector code ", static_cast<int>(o.code)));
+  }
   return absl::OkStatus();
 }
 

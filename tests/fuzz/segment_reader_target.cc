@@ -35,7 +35,8 @@ constexpr size_t kMaxLookups = 64;
 // Recomputes every checksum the format has (docs/format.md, "Segment"):
 // the header's; each node block's, for the blocks the header's dim, R and
 // block_count place inside the file; the id table's, where the footer puts
-// it; and the footer's.
+// it; the codes' (when the header names a code kind), between the node
+// blocks and the id table; and the footer's.
 void FixSegmentChecksums(char* d, size_t size) {
   if (size < kHeaderSize + kFooterSize) return;
   EncodeFixed64(d + kHeaderSize - kChecksumSize, Checksum64(d, kHeaderSize - kChecksumSize));
@@ -55,6 +56,13 @@ void FixSegmentChecksums(char* d, size_t size) {
   const uint64_t table_bytes = DecodeFixed64(footer + 24);
   if (table <= end && table_bytes <= end - table) {
     EncodeFixed64(footer + 32, Checksum64(d + table, table_bytes));
+  }
+  // Version 2: the codes lie between the node blocks and the id table.
+  const uint64_t nodes = DecodeFixed64(footer + 0);
+  const uint64_t nodes_bytes = DecodeFixed64(footer + 8);
+  if (DecodeFixed32(d + 72) != 0 && nodes <= end && nodes_bytes <= end - nodes &&
+      table <= end && table >= nodes + nodes_bytes) {
+    EncodeFixed64(footer + 40, Checksum64(d + nodes + nodes_bytes, table - nodes - nodes_bytes));
   }
   EncodeFixed64(footer + 48, Checksum64(footer, 48));
 }
