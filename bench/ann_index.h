@@ -38,6 +38,9 @@ class AnnIndex {
   virtual void SetKnob(uint32_t value) = 0;
   // The ids of the (about) k nearest base rows of `query`, on this thread.
   virtual absl::Status Search(const float* query, uint32_t k, std::vector<uint64_t>* ids) = 0;
+  // Bytes the built index keeps in memory to answer queries (vectors, codes,
+  // graph, id maps), from its data structures; -1 when unknown.
+  virtual int64_t IndexBytes() const { return -1; }
   // Distance computations done by Search calls so far, when the index counts
   // them (hnswlib does); -1 otherwise.
   virtual int64_t DistanceComputations() const { return -1; }

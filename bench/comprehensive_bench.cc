@@ -101,6 +101,7 @@ ABSL_FLAG(uint32_t, max_degree, shoal::GraphOptions{}.max_degree, "GraphOptions:
 ABSL_FLAG(uint32_t, build_list_size, shoal::GraphOptions{}.build_list_size,
           "GraphOptions::build_list_size (L)");
 ABSL_FLAG(float, alpha, shoal::GraphOptions{}.alpha, "GraphOptions::alpha");
+ABSL_FLAG(std::string, code, "sq8", "CollectionOptions::code: sq8 or none");
 ABSL_FLAG(int, reps, 3,
           "minimum runs (fresh databases) per write figure; the median is shown");
 ABSL_FLAG(size_t, memtable_mb, 0,
@@ -216,6 +217,12 @@ Config ConfigFromFlags(const Dataset& data) {
   c.graph.max_degree = r.max_degree = absl::GetFlag(FLAGS_max_degree);
   c.graph.build_list_size = r.build_list_size = absl::GetFlag(FLAGS_build_list_size);
   c.graph.alpha = r.alpha = absl::GetFlag(FLAGS_alpha);
+  const std::string code = absl::GetFlag(FLAGS_code);
+  if (code != "sq8" && code != "none") {
+    Die("--code", absl::InvalidArgumentError("must be sq8 or none"));
+  }
+  c.code = code == "sq8" ? shoal::VectorCode::kSq8 : shoal::VectorCode::kNone;
+  r.code = code;
   c.search.k = r.k = std::max(1u, absl::GetFlag(FLAGS_k));
   c.search.list_size = r.default_list_size = std::max(c.search.k, absl::GetFlag(FLAGS_list_size));
   c.search.beam_width = r.beam_width = absl::GetFlag(FLAGS_beam_width);

@@ -15,6 +15,8 @@
 #include "faiss/IndexFlat.h"
 #include "faiss/IndexHNSW.h"
 #include "faiss/IndexIVFFlat.h"
+#include "faiss/impl/io.h"
+#include "faiss/index_io.h"
 #include "faiss/utils/distances.h"
 #include "fmt/core.h"
 #include "peers.h"
@@ -83,6 +85,19 @@ class FaissIndex : public AnnIndex {
   // Creates index_ and trains it if it needs training; may note the
   // training time in `figures`.
   virtual void CreateAndTrain(const std::vector<float>& rows, BuildFigures* figures) = 0;
+
+  // The index serialized (faiss writes exactly its vectors, codes and
+  // graph): what it holds in memory, give or take vector headers.
+  int64_t IndexBytes() const override {
+    if (index_ == nullptr) return -1;
+    try {
+      faiss::VectorIOWriter out;
+      faiss::write_index(index_.get(), &out);
+      return static_cast<int64_t>(out.data.size());
+    } catch (const std::exception&) {
+      return -1;
+    }
+  }
 
   const shoal::Metric metric_;
   uint32_t dim_ = 0;

@@ -60,6 +60,18 @@ class HnswlibIndex : public AnnIndex {
   }
 
   void SetKnob(uint32_t value) override { index_->setEf(value); }
+  // The level-0 block (links, vector, label per element), the upper levels'
+  // link lists, the level of each element and its lock (hnswlib keeps a
+  // std::mutex per element); its label hash map is left out.
+  int64_t IndexBytes() const override {
+    if (index_ == nullptr) return -1;
+    const hnswlib::HierarchicalNSW<float>& h = *index_;
+    size_t bytes = h.max_elements_ * (h.size_data_per_element_ + sizeof(int) + sizeof(std::mutex));
+    for (size_t i = 0; i < h.cur_element_count; ++i) {
+      bytes += static_cast<size_t>(h.element_levels_[i]) * h.size_links_per_element_;
+    }
+    return static_cast<int64_t>(bytes);
+  }
   int64_t DistanceComputations() const override {
     return index_->metric_distance_computations.load();
   }

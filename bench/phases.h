@@ -39,6 +39,7 @@ struct Config {
   std::vector<std::string> phases;
   std::string output;
   shoal::GraphOptions graph;     // of the collection built for build/sweep
+  shoal::VectorCode code = shoal::CollectionOptions{}.code;
   shoal::SearchOptions search;   // k, the default list_size, beam_width
   std::vector<uint32_t> list_sizes;  // the sweep
   double sweep_budget_s = 0;     // single-thread queries per sweep point

@@ -259,6 +259,7 @@ void ConfigToJson(const RunConfig& c, JsonWriter& w) {
   w.Field("default_list_size", c.default_list_size);
   w.Field("beam_width", c.beam_width);
   w.Field("max_degree", c.max_degree);
+  w.Field("code", c.code);
   w.Field("build_list_size", c.build_list_size);
   w.Field("alpha", double{c.alpha});
   w.EndObject();

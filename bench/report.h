@@ -45,6 +45,7 @@ struct RunConfig {
   uint32_t max_degree = 0;
   uint32_t build_list_size = 0;
   float alpha = 0;
+  std::string code;  // CollectionOptions::code: "sq8" or "none"
   uint32_t default_list_size = 0;
   uint32_t beam_width = 0;
   uint32_t k = 0;
@@ -131,6 +132,7 @@ struct BuildFigures {
   double seconds = 0;
   std::string other_label;   // a figure that is not in `seconds` (or part of it), if any
   double other_seconds = 0;
+  int64_t index_bytes = -1;  // AnnIndex::IndexBytes after the build
   double VectorsPerSecond() const { return seconds > 0 ? vectors / seconds : 0; }
 };
 

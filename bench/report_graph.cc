@@ -63,15 +63,19 @@ double BuildRate(const IndexRun& run) { return run.build.VectorsPerSecond(); }
 
 void PrintBuildRow(const IndexRun& run) {
   const BuildFigures& b = run.build;
-  fmt::print("{:<24} {:<30} {:>9} {:>9.2f} {:>11} {}\n", run.index, b.method, b.vectors,
-             b.seconds, Num(b.VectorsPerSecond()),
+  const std::string ram = b.index_bytes < 0 || b.vectors == 0
+                              ? "n/a"
+                              : fmt::format("{:.0f}", static_cast<double>(b.index_bytes) /
+                                                          static_cast<double>(b.vectors));
+  fmt::print("{:<24} {:<30} {:>9} {:>9.2f} {:>11} {:>9} {}\n", run.index, b.method, b.vectors,
+             b.seconds, Num(b.VectorsPerSecond()), ram,
              b.other_label.empty() ? "" : fmt::format("({} {:.2f} s)", b.other_label,
                                                       b.other_seconds));
 }
 
 void PrintBuildHeader() {
-  fmt::print("{:<24} {:<30} {:>9} {:>9} {:>11}\n", "index", "timed", "vectors", "seconds",
-             "vectors/s");
+  fmt::print("{:<24} {:<30} {:>9} {:>9} {:>11} {:>9}\n", "index", "timed", "vectors", "seconds",
+             "vectors/s", "RAM B/vec");
 }
 
 void PrintCurve(const IndexRun& run, uint32_t k, bool latency) {
@@ -136,6 +140,7 @@ void IndexRunToJson(const IndexRun& run, JsonWriter& w) {
   w.Field("threads", run.build.threads);
   w.Field("seconds", run.build.seconds);
   w.Field("vectors_per_s", run.build.VectorsPerSecond());
+  w.Field("index_bytes", static_cast<double>(run.build.index_bytes));
   w.Field("other_label", run.build.other_label);
   w.Field("other_seconds", run.build.other_seconds);
   w.EndObject();
@@ -175,8 +180,8 @@ double QpsAtRecall(const std::vector<SweepPoint>& points, double recall, bool ba
 void PrintGraph(const Report& r) {
   if (r.graph.empty()) return;
   const RunConfig& c = r.config;
-  fmt::print("Segment build (graph R={} L={} alpha={}; shards {}, {} threads)\n", c.max_degree,
-             c.build_list_size, c.alpha, c.shards == 0 ? "auto" : fmt::format("{}", c.shards),
+  fmt::print("Segment build (graph R={} L={} alpha={}, code {}; shards {}, {} threads)\n",
+             c.max_degree, c.build_list_size, c.alpha, c.code, c.shards == 0 ? "auto" : fmt::format("{}", c.shards),
              r.graph[0].build.threads);
   PrintBuildHeader();
   for (const IndexRun& run : r.graph) PrintBuildRow(run);

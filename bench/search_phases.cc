@@ -58,6 +58,7 @@ IndexRun BuildAndSweep(const Config& c, AnnIndex& index, const Dataset& data,
   run.params = index.Params();
   run.knob = index.KnobName();
   CheckOk(index.Build(data, c.run.threads, &run.build), run.index + " build");
+  run.build.index_bytes = index.IndexBytes();
   const BuildFigures& b = run.build;
   StatusLine(fmt::format("[build]  {:<24} {}: {} vectors in {:.3f} s ({:.0f} vectors/s){}",
                          run.index, b.method, b.vectors, b.seconds, b.VectorsPerSecond(),

@@ -68,6 +68,17 @@ absl::Status ShoalIndex::PutAll(const Dataset& data, size_t batch, BuildFigures*
   return absl::OkStatus();
 }
 
+int64_t ShoalIndex::IndexBytes() const {
+  std::error_code error;
+  int64_t bytes = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir_, error)) {
+    if (entry.is_regular_file(error) && entry.path().extension() == ".vamana") {
+      bytes += static_cast<int64_t>(entry.file_size(error));
+    }
+  }
+  return error ? -1 : bytes;
+}
+
 absl::Status ShoalIndex::Build(const Dataset& data, uint32_t threads, BuildFigures* figures) {
   CheckOk(RemoveTree(dir_), "wipe " + dir_);
   CheckOk(MakeDirs(dir_), "mkdir " + dir_);

@@ -43,6 +43,9 @@ class ShoalIndex : public AnnIndex {
   std::vector<uint32_t> DefaultSweep() const override;
   absl::Status Build(const Dataset& data, uint32_t threads, BuildFigures* figures) override;
   void SetKnob(uint32_t value) override { search_.list_size = value; }
+  // The segment files, memory-mapped whole (node blocks, codes, id tables):
+  // after Build every vector is in one.
+  int64_t IndexBytes() const override;
   absl::Status Search(const float* query, uint32_t k, std::vector<uint64_t>* ids) override;
   absl::Status SearchBatch(std::span<const float> queries, uint32_t k, uint32_t threads,
                            std::vector<std::vector<uint64_t>>* ids) override;

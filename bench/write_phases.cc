@@ -49,6 +49,7 @@ shoal::Options Config::DbOptions(shoal::FsyncPolicy policy) const {
   o.default_collection.metric = metric;
   o.default_collection.shard_count = run.shards;
   o.default_collection.graph = graph;
+  o.default_collection.code = code;
   return o;
 }
 

@@ -2,7 +2,7 @@
 //
 // The split of a search over shards (db/search_share.h): each shard's k is
 // the smallest whose expected overflow fits the recall budget, checked here
-// against a direct binomial sum; the list is split by the same share.
+// against a direct binomial sum; the list is not split.
 
 #include "db/search_share.h"
 
@@ -55,21 +55,18 @@ TEST(SearchShareTest, AWholeCollectionIsSearchedAsAsked) {
   EXPECT_EQ(ShareOfK(1 << 20, 0.5), 1u << 20);  // above kShareMaxK: all of k
 }
 
-TEST(SearchShareTest, TheListIsSplitByTheShareButNeverBelowTheShardsK) {
+TEST(SearchShareTest, OnlyKIsSharedTheListAndBeamStay) {
   SearchOptions o;
   o.k = 10;
   o.list_size = 100;
   o.beam_width = 2;
-  SearchOptions half = ShardSearchOptions(o, 0.5);
+  const SearchOptions half = ShardSearchOptions(o, 0.5);
   EXPECT_EQ(half.k, 8u);
-  EXPECT_EQ(half.list_size, 50u);
+  EXPECT_EQ(half.list_size, 100u);
   EXPECT_EQ(half.beam_width, 2u);
-  o.list_size = 12;
-  half = ShardSearchOptions(o, 0.5);
-  EXPECT_EQ(half.list_size, 8u);  // 6 would be below k = 8
-  SearchOptions empty = ShardSearchOptions(o, 0.0);
+  const SearchOptions empty = ShardSearchOptions(o, 0.0);
   EXPECT_EQ(empty.k, 1u);
-  EXPECT_EQ(empty.list_size, 1u);
+  EXPECT_EQ(empty.list_size, 100u);
 }
 
 }  // namespace

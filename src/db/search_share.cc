@@ -38,8 +38,6 @@ SearchOptions ShardSearchOptions(const SearchOptions& options, double p) {
   if (!(p < 1.0)) return options;
   SearchOptions share = options;
   share.k = ShareOfK(options.k, p);
-  const double list = std::ceil(static_cast<double>(options.list_size) * std::max(p, 0.0));
-  share.list_size = std::max<uint32_t>(share.k, static_cast<uint32_t>(std::min(list, 4e9)));
   return share;
 }
 

@@ -179,7 +179,13 @@ void VamanaBuilder::Extend(size_t seeded, const SeedFn& seed, bool single_pass,
     // prune seeded lists, which pass 2 does not revisit, and alpha = 1
     // there would strip their long edges (a seeded graph extended again
     // and again lost 0.17 of its recall@10 in 20 rounds that way).
+    // Pass 1 only has to make the graph navigable for pass 2: at L/2 it
+    // costs half as much, and the graph pass 2 makes of it is as good
+    // (docs/performance.md, "Builds").
+    const uint32_t full = list_size_;
+    list_size_ = std::max<uint32_t>(1, full / 2);
     RunPass(order(seed_), 1.0f, seeded > 0 ? alpha_ : 1.0f, pool);
+    list_size_ = full;
     if (stats != nullptr) stats->pass1_seconds = Seconds(start);
   }
   start = std::chrono::steady_clock::now();

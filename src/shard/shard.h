@@ -329,10 +329,10 @@ class Shard {
   void FlushedLocked(const FrozenSource& f) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // How WriteSegment builds a graph.
   enum class GraphBuild {
-    // One insertion pass (alpha) at the build list size, as DiskANN builds.
-    // Against two passes (alpha 1, then alpha) at L 100 on embed (100K x
-    // 384, same run as hnswlib): half the time, and with L 64 the same QPS
-    // at recall 0.95 and 0.99 (docs/performance.md, "Builds").
+    // Two insertion passes: alpha 1 at half the build list size, then alpha
+    // at the build list size. One pass (as DiskANN) cost 0.85x the time but
+    // its recall stalled at 0.989 on medium's clusters even at list size 300
+    // (0.995 with two); docs/performance.md, "Builds".
     kFull,
     kQuick,   // one pass at half the build list size (QuickFlushLocked)
     // A merge extending its largest input's graph (contents.seed): the new

@@ -51,7 +51,7 @@ absl::StatusOr<std::shared_ptr<Segment>> Shard::WriteSegment(uint64_t number,
   SegmentBuildOptions build;
   build.graph = options_.collection.graph;
   build.code = options_.collection.code;
-  build.single_pass = true;  // every kind: see GraphBuild
+  build.single_pass = how != GraphBuild::kFull;
   if (how == GraphBuild::kQuick) {
     build.graph.build_list_size = std::max<uint32_t>(1, build.graph.build_list_size / 2);
   }
