@@ -190,9 +190,10 @@ struct Options {
 struct SearchOptions {
   uint32_t k = 10;             // neighbours to return (>= 1)
   // L at search time (>= k): larger = better recall, slower. Any size: a
-  // segment never lists more nodes than it holds. A shard's segments share
-  // it: the largest is searched with L, each other one with L in proportion
-  // to its size against the largest (at least k).
+  // segment never lists more nodes than it holds. Every shard is searched
+  // with L. A shard's segments share it: the largest is searched with L,
+  // each other one with L in proportion to its size against the largest
+  // (at least k).
   uint32_t list_size = 100;
   // Graph nodes expanded per step. Segments are memory-mapped, so 1 is the
   // fastest at equal recall (docs/performance.md: ~2x the QPS of 4 on small);

@@ -8,7 +8,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/container/flat_hash_map.h"
-#include "db/search_share.h"
 #include "db/validate.h"
 #include "distance/distance.h"
 #include "util/debug_timing.h"
@@ -301,31 +300,10 @@ absl::Status Collection::PrepareQuery(std::span<const float> query,
   return absl::OkStatus();
 }
 
-std::vector<SearchOptions> Collection::ShardShares(const SearchOptions& options) const {
-  std::vector<SearchOptions> shares(shards_.size(), options);
-  if (shards_.size() == 1) return shares;
-  std::vector<size_t> live(shards_.size());
-  size_t total = 0, asked = 0;
-  for (size_t i = 0; i < shards_.size(); ++i) total += live[i] = shards_[i]->live_count();
-  for (size_t i = 0; i < shards_.size(); ++i) {
-    const double p = total == 0 ? 1.0 / shards_.size()
-                                : static_cast<double>(live[i]) / static_cast<double>(total);
-    shares[i] = ShardSearchOptions(options, p);
-    asked += shares[i].k;
-  }
-  // The shares always add up to k or more in practice (each is above k p);
-  // should rounding ever leave fewer, every shard is asked for k.
-  if (asked < options.k) std::fill(shares.begin(), shares.end(), options);
-  return shares;
-}
-
 absl::StatusOr<std::vector<Neighbor>> Collection::SearchShards(
     const float* query, const SearchOptions& options) const {
-  const std::vector<SearchOptions> shares = ShardShares(options);
   TopK top(options.k);
-  for (size_t i = 0; i < shards_.size(); ++i) {
-    SHOAL_RETURN_IF_ERROR(shards_[i]->Search(query, shares[i], &top));
-  }
+  for (const auto& shard : shards_) SHOAL_RETURN_IF_ERROR(shard->Search(query, options, &top));
   return top.Take();
 }
 
@@ -337,12 +315,11 @@ absl::StatusOr<std::vector<Neighbor>> Collection::Search(std::span<const float> 
   if (shards_.size() == 1 || live_count() * options.list_size < kParallelSearchWork) {
     return SearchShards(q.data(), options);
   }
-  const std::vector<SearchOptions> shares = ShardShares(options);
   std::vector<std::vector<Neighbor>> parts(shards_.size());
   std::vector<absl::Status> status(shards_.size());
   pool_->ParallelFor(shards_.size(), [&](size_t i) {
-    TopK top(shares[i].k);
-    status[i] = shards_[i]->Search(q.data(), shares[i], &top);
+    TopK top(options.k);
+    status[i] = shards_[i]->Search(q.data(), options, &top);
     parts[i] = top.Take();
   });
   for (const absl::Status& s : status) SHOAL_RETURN_IF_ERROR(s);

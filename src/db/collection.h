@@ -104,9 +104,6 @@ class Collection {
   std::string CommitLogDir() const;
   // `call` on every shard, also after one failed; the first error.
   absl::Status ForEachShard(absl::Status (Shard::*call)());
-  // What each shard is searched with: its share of k (db/search_share.h),
-  // by its share of the live vectors.
-  std::vector<SearchOptions> ShardShares(const SearchOptions& options) const;
   // Top-k over every shard, on this thread.
   absl::StatusOr<std::vector<Neighbor>> SearchShards(const float* query,
                                                      const SearchOptions& options) const;
