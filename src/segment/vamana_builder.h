@@ -15,7 +15,8 @@
 // graph, as FreshDiskANN's StreamingMerge): the seeded nodes' lists are
 // given (and repaired where they lost edges, see SeedNode), the entry point
 // is the seeded node nearest the centroid, and only the other nodes go through
-// passes 1 and 2 (or pass 2 alone, single_pass), then step 4. The shard's
+// passes 1 and 2 (or pass 2 alone, single_pass; its list is 3/4 L, since the
+// seed's lists are already full), then step 4. The shard's
 // merges insert in one pass (GraphBuild::kExtend in shard/shard.h says what
 // was measured).
 //
