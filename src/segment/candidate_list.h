@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <vector>
 
 namespace shoal::segment {
@@ -36,6 +37,8 @@ class CandidateList {
   }
 
   size_t size() const { return size_; }
+  // Entries [0, size()), closest first (nodes carry the kExpanded bit).
+  std::span<const Entry> entries() const { return {entries_.data(), size_}; }
   float distance(size_t i) const { return entries_[i].distance; }
   uint32_t node(size_t i) const { return entries_[i].node & ~kExpanded; }
   bool expanded(size_t i) const { return (entries_[i].node & kExpanded) != 0; }

@@ -14,13 +14,17 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "segment/segment.h"
+#include "segment/candidate_list.h"
 #include "segment/segment_format.h"
 #include "segment/sq8.h"
 
 namespace shoal::segment {
+
+struct SearchScratch;  // segment_search.cc
 
 class SegmentReader final : public Segment {
  public:
@@ -92,11 +96,35 @@ class SegmentReader final : public Segment {
   // Node's SQ8 code. REQUIRES: sq8_ set.
   const uint8_t* Code(uint32_t node) const { return codes_ + size_t{node} * header_.code_bytes; }
 
+  // ---- segment_search.cc ----
+  struct CodeNavigator;
+  template <Metric kMetric>
+  struct VectorNavigator;
+  struct WalkCounts {
+    uint64_t hops = 0, computed = 0, sectors = 0;
+    void AddTo(SegmentSearchStats* stats) const {
+      if (stats == nullptr) return;
+      stats->hops += hops;
+      stats->distance_computations += computed;
+      stats->sectors_touched += sectors;
+    }
+  };
+  // The beam search from the medoid, leaving the list in s->list; distances
+  // as `navigate` computes them.
+  template <class Navigator>
+  absl::Status Walk(const Navigator& navigate, const SearchOptions& options, SearchScratch* s,
+                    SegmentSearchStats* stats, WalkCounts* counts) const;
+  // Checks node's block (once) and counts its sectors for the stats.
+  absl::Status ReadBlock(uint32_t node, SearchScratch* s, SegmentSearchStats* stats,
+                         uint64_t* sectors) const;
+  // Offers the first k visible entries of `ranked` (closest first) to top.
+  void Offer(std::span<const CandidateList::Entry> ranked, uint32_t k,
+             const std::function<bool(uint64_t, uint64_t)>& visible, TopK* top) const;
   // Navigates on the SQ8 codes, then reranks the list with the full vectors.
   absl::Status SearchCoded(const float* query, const SearchOptions& options,
                            const std::function<bool(uint64_t, uint64_t)>& visible, TopK* top,
                            SegmentSearchStats* stats) const;
-
+  // Navigates on the full vectors: the list's distances are the answer's.
   template <Metric kMetric>
   absl::Status SearchImpl(const float* query, const SearchOptions& options,
                           const std::function<bool(uint64_t, uint64_t)>& visible, TopK* top,

@@ -14,6 +14,10 @@
 // Without codes the list's distances are exact: its first k visible entries
 // are the answer.
 //
+// Both kinds share one walk (SegmentReader::Walk) and differ in what a
+// distance reads (a Navigator): a code, or a node record (whose block is
+// then checked before it is read).
+//
 // Each thread keeps its scratch (candidate list, visited set) in a
 // thread_local, so a query allocates nothing once the thread has searched a
 // segment this large. Reentrant: a `visible` callback that searches again
@@ -23,7 +27,6 @@
 #include <memory>
 #include <vector>
 
-#include "absl/cleanup/cleanup.h"
 #include "distance/distance.h"
 #include "segment/candidate_list.h"
 #include "segment/prefetch.h"
@@ -34,10 +37,6 @@
 #include "util/status_macros.h"
 
 namespace shoal::segment {
-namespace {
-
-// Vectors this many positions ahead of the one being compared are prefetched.
-constexpr size_t kPrefetchAhead = 4;
 
 struct SearchScratch {
   CandidateList list;
@@ -50,7 +49,33 @@ struct SearchScratch {
   bool in_use = false;
 };
 
+namespace {
+
+// Vectors this many positions ahead of the one being compared are prefetched.
+constexpr size_t kPrefetchAhead = 4;
+
 thread_local SearchScratch tls_scratch;
+
+// This thread's scratch while it lives, or a fresh one when a search on
+// this thread is already using it (a `visible` callback that searches).
+class ScratchLease {
+ public:
+  ScratchLease() : s_(&tls_scratch) {
+    if (s_->in_use) {
+      own_ = std::make_unique<SearchScratch>();
+      s_ = own_.get();
+    }
+    s_->in_use = true;
+  }
+  ~ScratchLease() { s_->in_use = false; }
+  ScratchLease(const ScratchLease&) = delete;
+  ScratchLease& operator=(const ScratchLease&) = delete;
+  SearchScratch* get() const { return s_; }
+
+ private:
+  std::unique_ptr<SearchScratch> own_;
+  SearchScratch* s_;
+};
 
 // Distance under kMetric from the query to a stored vector, by the public
 // conventions (see distance.h).
@@ -69,6 +94,128 @@ struct QueryDistance {
 };
 
 }  // namespace
+
+// Navigates on full vectors: a distance reads the node's record.
+template <Metric kMetric>
+struct SegmentReader::VectorNavigator {
+  static constexpr bool kReadsRecord = true;
+  const SegmentReader& segment;
+  const float* query;
+  QueryDistance<kMetric> distance;
+  float operator()(uint32_t v) const {
+    return distance(query, segment.NodeVector(segment.NodeRecord(v)), segment.header_.dim);
+  }
+  void Prefetch(uint32_t v) const {
+    PrefetchBytes(segment.NodeRecord(v), size_t{segment.header_.dim} * sizeof(float));
+  }
+};
+
+// Navigates on SQ8 codes: a distance reads the node's code only.
+struct SegmentReader::CodeNavigator {
+  static constexpr bool kReadsRecord = false;
+  const SegmentReader& segment;
+  const Sq8Query& query;
+  float operator()(uint32_t v) const { return query.Distance(segment.Code(v)); }
+  void Prefetch(uint32_t v) const { PrefetchBytes(segment.Code(v), segment.header_.code_bytes); }
+};
+
+absl::Status SegmentReader::ReadBlock(uint32_t node, SearchScratch* s, SegmentSearchStats* stats,
+                                      uint64_t* sectors) const {
+  const uint32_t block = BlockOf(node);
+  SHOAL_RETURN_IF_ERROR(EnsureVerified(block));
+  if (stats != nullptr && !s->blocks.TestAndSet(block)) {
+    *sectors += header_.layout.sectors_per_block;
+  }
+  return absl::OkStatus();
+}
+
+template <class Navigator>
+absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions& options,
+                                 SearchScratch* s, SegmentSearchStats* stats,
+                                 WalkCounts* counts) const {
+  const NodeLayout& layout = header_.layout;
+  const size_t n = header_.vector_count;
+  const size_t beam_width = std::max<uint32_t>(1, options.beam_width);
+  CandidateList& list = s->list;
+  // L as asked, but never more than the segment has nodes: a larger list
+  // would only hold the same nodes (and a caller's list_size is unbounded).
+  list.Reset(std::min<size_t>(std::max(options.list_size, options.k), n));
+  s->visited.Clear(n);
+  if (stats != nullptr) s->blocks.Clear(header_.block_count);
+
+  // Offers node v to the list (its block checked first when its record is
+  // what the distance reads).
+  auto offer = [&](uint32_t v) -> absl::Status {
+    if constexpr (Navigator::kReadsRecord) {
+      SHOAL_RETURN_IF_ERROR(ReadBlock(v, s, stats, &counts->sectors));
+    }
+    const float d = navigate(v);
+    ++counts->computed;
+    if (list.Accepts(d)) list.Insert(d, v);
+    return absl::OkStatus();
+  };
+
+  s->visited.TestAndSet(header_.medoid);
+  SHOAL_RETURN_IF_ERROR(offer(header_.medoid));
+  while (true) {
+    // The beam: up to beam_width closest unexpanded candidates.
+    s->beam.clear();
+    for (size_t i = list.NextUnexpanded(); i < list.size() && s->beam.size() < beam_width;
+         ++i) {
+      if (list.expanded(i)) continue;
+      list.MarkExpanded(i);
+      s->beam.push_back(list.node(i));
+      PrefetchBytes(NodeRecord(list.node(i)) + layout.degree_offset(),
+                    4 + 4 * size_t{layout.max_degree});
+    }
+    if (s->beam.empty()) break;
+    counts->hops += s->beam.size();
+    // Their neighbours not seen yet. A node's block has passed its checks
+    // before its list is read, so degree <= R and each neighbour < n.
+    // Branch-free: every neighbour is written, the count advances only for
+    // new ones (a mispredicted branch per neighbour cost more than the rest
+    // of the loop).
+    s->todo.resize(s->beam.size() * size_t{layout.max_degree});
+    uint32_t* todo = s->todo.data();
+    uint16_t* marks = s->visited.marks();
+    const uint16_t epoch = s->visited.epoch();
+    size_t m = 0;
+    for (uint32_t u : s->beam) {
+      if constexpr (!Navigator::kReadsRecord) {
+        SHOAL_RETURN_IF_ERROR(ReadBlock(u, s, stats, &counts->sectors));
+      }
+      const char* record = NodeRecord(u);
+      const uint32_t degree = DecodeFixed32(record + layout.degree_offset());
+      const char* neighbors = record + layout.neighbors_offset();
+      for (uint32_t k = 0; k < degree; ++k) {
+        const uint32_t v = DecodeFixed32(neighbors + 4 * k);
+        todo[m] = v;
+        m += marks[v] != epoch;
+        marks[v] = epoch;
+      }
+    }
+    for (size_t j = 0; j < std::min(m, kPrefetchAhead); ++j) navigate.Prefetch(todo[j]);
+    for (size_t j = 0; j < m; ++j) {
+      if (j + kPrefetchAhead < m) navigate.Prefetch(todo[j + kPrefetchAhead]);
+      SHOAL_RETURN_IF_ERROR(offer(todo[j]));
+    }
+  }
+  return absl::OkStatus();
+}
+
+void SegmentReader::Offer(std::span<const CandidateList::Entry> ranked, uint32_t k,
+                          const std::function<bool(uint64_t, uint64_t)>& visible,
+                          TopK* top) const {
+  const NodeLayout& layout = header_.layout;
+  uint32_t offered = 0;
+  for (size_t i = 0; i < ranked.size() && offered < k; ++i) {
+    const char* record = NodeRecord(ranked[i].node & ~CandidateList::kExpanded);
+    const uint64_t id = DecodeFixed64(record + layout.id_offset());
+    if (visible && !visible(id, DecodeFixed64(record + layout.sequence_offset()))) continue;
+    top->Push(id, ranked[i].distance);
+    ++offered;
+  }
+}
 
 absl::Status SegmentReader::Search(const float* query, const SearchOptions& options,
                                    const std::function<bool(uint64_t, uint64_t)>& visible,
@@ -89,108 +236,30 @@ absl::Status SegmentReader::Search(const float* query, const SearchOptions& opti
 absl::Status SegmentReader::SearchCoded(const float* query, const SearchOptions& options,
                                         const std::function<bool(uint64_t, uint64_t)>& visible,
                                         TopK* top, SegmentSearchStats* stats) const {
-  std::unique_ptr<SearchScratch> own;
-  SearchScratch* s = &tls_scratch;
-  if (s->in_use) {
-    own = std::make_unique<SearchScratch>();
-    s = own.get();
-  }
-  s->in_use = true;
-  absl::Cleanup release = [s] { s->in_use = false; };
-
-  const NodeLayout& layout = header_.layout;
-  const size_t n = header_.vector_count;
-  const size_t code_bytes = header_.code_bytes;
-  const size_t beam_width = std::max<uint32_t>(1, options.beam_width);
-  CandidateList& list = s->list;
-  list.Reset(std::min<size_t>(std::max(options.list_size, options.k), n));
-  s->visited.Clear(n);
-  if (stats != nullptr) s->blocks.Clear(header_.block_count);
-  Sq8Query& sq8 = s->sq8;
-  sq8.Reset(*sq8_, header_.metric, query);
-  uint64_t hops = 0, computed = 0, sectors = 0;
-
-  // Reads node u's block: verified on first use, counted for the stats.
-  auto read_block = [&](uint32_t u) -> absl::Status {
-    const uint32_t block = BlockOf(u);
-    SHOAL_RETURN_IF_ERROR(EnsureVerified(block));
-    if (stats != nullptr && !s->blocks.TestAndSet(block)) sectors += layout.sectors_per_block;
-    return absl::OkStatus();
-  };
-
-  s->visited.TestAndSet(header_.medoid);
-  list.Insert(sq8.Distance(Code(header_.medoid)), header_.medoid);
-  ++computed;
-  while (true) {
-    s->beam.clear();
-    for (size_t i = list.NextUnexpanded(); i < list.size() && s->beam.size() < beam_width;
-         ++i) {
-      if (list.expanded(i)) continue;
-      list.MarkExpanded(i);
-      s->beam.push_back(list.node(i));
-      PrefetchBytes(NodeRecord(list.node(i)) + layout.degree_offset(),
-                    4 + 4 * size_t{layout.max_degree});
-    }
-    if (s->beam.empty()) break;
-    hops += s->beam.size();
-    s->todo.resize(s->beam.size() * size_t{layout.max_degree});
-    uint32_t* todo = s->todo.data();
-    uint16_t* marks = s->visited.marks();
-    const uint16_t epoch = s->visited.epoch();
-    size_t m = 0;
-    for (uint32_t u : s->beam) {
-      // Its neighbour list is read: its block must have passed its checks
-      // (degree <= R, each neighbour < n).
-      SHOAL_RETURN_IF_ERROR(read_block(u));
-      const char* record = NodeRecord(u);
-      const uint32_t degree = DecodeFixed32(record + layout.degree_offset());
-      const char* neighbors = record + layout.neighbors_offset();
-      for (uint32_t k = 0; k < degree; ++k) {
-        const uint32_t v = DecodeFixed32(neighbors + 4 * k);
-        todo[m] = v;
-        m += marks[v] != epoch;
-        marks[v] = epoch;
-      }
-    }
-    for (size_t j = 0; j < std::min(m, kPrefetchAhead); ++j) {
-      PrefetchBytes(Code(todo[j]), code_bytes);
-    }
-    for (size_t j = 0; j < m; ++j) {
-      if (j + kPrefetchAhead < m) PrefetchBytes(Code(todo[j + kPrefetchAhead]), code_bytes);
-      const float d = sq8.Distance(Code(todo[j]));
-      if (list.Accepts(d)) list.Insert(d, todo[j]);
-    }
-    computed += m;
-  }
+  const ScratchLease lease;
+  SearchScratch* s = lease.get();
+  s->sq8.Reset(*sq8_, header_.metric, query);
+  WalkCounts counts;
+  SHOAL_RETURN_IF_ERROR(Walk(CodeNavigator{*this, s->sq8}, options, s, stats, &counts));
 
   // Rerank the list with the full vectors, closest first.
+  const CandidateList& list = s->list;
   std::vector<CandidateList::Entry>& exact = s->exact;
   exact.clear();
   for (size_t i = 0; i < list.size(); ++i) {
-    PrefetchBytes(NodeRecord(list.node(i)), size_t{layout.dim} * sizeof(float));
+    PrefetchBytes(NodeRecord(list.node(i)), size_t{header_.dim} * sizeof(float));
   }
   for (size_t i = 0; i < list.size(); ++i) {
     const uint32_t v = list.node(i);
-    SHOAL_RETURN_IF_ERROR(read_block(v));
-    exact.push_back({Distance(header_.metric, query, NodeVector(NodeRecord(v)), layout.dim), v});
+    SHOAL_RETURN_IF_ERROR(ReadBlock(v, s, stats, &counts.sectors));
+    exact.push_back({Distance(header_.metric, query, NodeVector(NodeRecord(v)), header_.dim), v});
   }
-  computed += list.size();
+  counts.computed += list.size();
   std::sort(exact.begin(), exact.end(), [](const auto& a, const auto& b) {
     return a.distance < b.distance || (a.distance == b.distance && a.node < b.node);
   });
-  uint32_t offered = 0;
-  for (size_t i = 0; i < exact.size() && offered < options.k; ++i) {
-    const char* record = NodeRecord(exact[i].node);
-    const uint64_t id = DecodeFixed64(record + layout.id_offset());
-    if (visible && !visible(id, DecodeFixed64(record + layout.sequence_offset()))) continue;
-    top->Push(id, exact[i].distance);
-    ++offered;
-  }
-  if (stats != nullptr) {
-    stats->hops += hops;
-    stats->distance_computations += computed;
-    stats->sectors_touched += sectors;
-  }
+  Offer(exact, options.k, visible, top);
+  counts.AddTo(stats);
   return absl::OkStatus();
 }
 
@@ -198,99 +267,14 @@ template <Metric kMetric>
 absl::Status SegmentReader::SearchImpl(const float* query, const SearchOptions& options,
                                        const std::function<bool(uint64_t, uint64_t)>& visible,
                                        TopK* top, SegmentSearchStats* stats) const {
-  std::unique_ptr<SearchScratch> own;
-  SearchScratch* s = &tls_scratch;
-  if (s->in_use) {
-    own = std::make_unique<SearchScratch>();
-    s = own.get();
-  }
-  s->in_use = true;
-  absl::Cleanup release = [s] { s->in_use = false; };
-
-  const NodeLayout& layout = header_.layout;
-  const size_t dim = layout.dim;
-  const size_t vector_bytes = dim * sizeof(float);
-  const QueryDistance<kMetric> distance;
-  const size_t n = header_.vector_count;
-  const size_t beam_width = std::max<uint32_t>(1, options.beam_width);
-  CandidateList& list = s->list;
-  // L as asked, but never more than the segment has nodes: a larger list
-  // would only hold the same nodes (and a caller's list_size is unbounded).
-  list.Reset(std::min<size_t>(std::max(options.list_size, options.k), n));
-  s->visited.Clear(n);
-  if (stats != nullptr) s->blocks.Clear(header_.block_count);
-  uint64_t hops = 0, computed = 0, sectors = 0;
-
-  // Offers node v: checks its block on first use, then its distance.
-  auto visit = [&](uint32_t v) -> absl::Status {
-    const uint32_t block = BlockOf(v);
-    SHOAL_RETURN_IF_ERROR(EnsureVerified(block));
-    if (stats != nullptr && !s->blocks.TestAndSet(block)) sectors += layout.sectors_per_block;
-    const float d = distance(query, NodeVector(NodeRecord(v)), dim);
-    ++computed;
-    if (list.Accepts(d)) list.Insert(d, v);
-    return absl::OkStatus();
-  };
-
-  s->visited.TestAndSet(header_.medoid);
-  SHOAL_RETURN_IF_ERROR(visit(header_.medoid));
-  while (true) {
-    // The beam: up to beam_width closest unexpanded candidates.
-    s->beam.clear();
-    for (size_t i = list.NextUnexpanded(); i < list.size() && s->beam.size() < beam_width;
-         ++i) {
-      if (list.expanded(i)) continue;
-      list.MarkExpanded(i);
-      s->beam.push_back(list.node(i));
-      PrefetchBytes(NodeRecord(list.node(i)) + layout.degree_offset(),
-                    4 + 4 * size_t{layout.max_degree});
-    }
-    if (s->beam.empty()) break;
-    hops += s->beam.size();
-    // Their neighbours not seen yet. Every listed node's block has been
-    // verified, so degree <= R and each neighbour < n.
-    // Branch-free: every neighbour is written, the count advances only for
-    // new ones (a mispredicted branch per neighbour cost more than the rest
-    // of the loop).
-    s->todo.resize(s->beam.size() * size_t{layout.max_degree});
-    uint32_t* todo = s->todo.data();
-    uint16_t* marks = s->visited.marks();
-    const uint16_t epoch = s->visited.epoch();
-    size_t m = 0;
-    for (uint32_t u : s->beam) {
-      const char* record = NodeRecord(u);
-      const uint32_t degree = DecodeFixed32(record + layout.degree_offset());
-      const char* neighbors = record + layout.neighbors_offset();
-      for (uint32_t k = 0; k < degree; ++k) {
-        const uint32_t v = DecodeFixed32(neighbors + 4 * k);
-        todo[m] = v;
-        m += marks[v] != epoch;
-        marks[v] = epoch;
-      }
-    }
-    for (size_t j = 0; j < std::min(m, kPrefetchAhead); ++j) {
-      PrefetchBytes(NodeRecord(todo[j]), vector_bytes);
-    }
-    for (size_t j = 0; j < m; ++j) {
-      if (j + kPrefetchAhead < m) PrefetchBytes(NodeRecord(todo[j + kPrefetchAhead]), vector_bytes);
-      SHOAL_RETURN_IF_ERROR(visit(todo[j]));
-    }
-  }
-
+  const ScratchLease lease;
+  SearchScratch* s = lease.get();
+  WalkCounts counts;
+  SHOAL_RETURN_IF_ERROR(
+      Walk(VectorNavigator<kMetric>{*this, query, {}}, options, s, stats, &counts));
   // The list is exact: offer its first k visible entries.
-  uint32_t offered = 0;
-  for (size_t i = 0; i < list.size() && offered < options.k; ++i) {
-    const char* record = NodeRecord(list.node(i));
-    const uint64_t id = DecodeFixed64(record + layout.id_offset());
-    if (visible && !visible(id, DecodeFixed64(record + layout.sequence_offset()))) continue;
-    top->Push(id, list.distance(i));
-    ++offered;
-  }
-  if (stats != nullptr) {
-    stats->hops += hops;
-    stats->distance_computations += computed;
-    stats->sectors_touched += sectors;
-  }
+  Offer(s->list.entries(), options.k, visible, top);
+  counts.AddTo(stats);
   return absl::OkStatus();
 }
 
