@@ -71,15 +71,20 @@ absl::Status MakeDirs(const std::string& path) {
 
 absl::StatusOr<RawWriteResult> RawSequentialWrite(const std::string& path,
                                                   std::span<const std::byte> data,
-                                                  size_t chunk_bytes) {
+                                                  size_t chunk_bytes, size_t total_bytes) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return FromErrno("open", path);
+  if (total_bytes == 0 || data.empty()) total_bytes = data.size();
   RawWriteResult result;
-  result.bytes = data.size();
+  result.bytes = total_bytes;
   absl::Status status;
   const Stopwatch write_time;
-  for (size_t off = 0; off < data.size() && status.ok(); off += chunk_bytes) {
-    status = WriteAll(fd, data.data() + off, std::min(chunk_bytes, data.size() - off), path);
+  // `data` again and again until total_bytes are written.
+  for (size_t written = 0; written < total_bytes && status.ok();) {
+    const size_t off = written % std::max<size_t>(1, data.size());
+    const size_t n = std::min({chunk_bytes, data.size() - off, total_bytes - written});
+    status = WriteAll(fd, data.data() + off, n, path);
+    written += n;
   }
   result.write_seconds = write_time.Seconds();
   const Stopwatch sync_time;

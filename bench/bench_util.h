@@ -50,6 +50,12 @@ absl::Status RemoveTree(const std::string& path);
 // Creates `path` and its missing parents; OK when it exists.
 absl::Status MakeDirs(const std::string& path);
 
+// How far apart repeated measurements lie: (largest - smallest) / median,
+// 0 when the median is 0.
+inline double Spread(double smallest, double largest, double median) {
+  return median > 0 ? (largest - smallest) / median : 0;
+}
+
 struct RawWriteResult {
   size_t bytes = 0;
   double write_seconds = 0;      // the write() calls only
@@ -57,11 +63,12 @@ struct RawWriteResult {
 };
 
 // The baseline for ingestion bandwidth: creates `path` (truncating), writes
-// `data` with sequential write() calls of `chunk_bytes`, then fdatasyncs,
-// closes and removes the file.
+// `total_bytes` (0: data.size()) with sequential write() calls of at most
+// `chunk_bytes`, `data` over and over, then fdatasyncs, closes and removes
+// the file.
 absl::StatusOr<RawWriteResult> RawSequentialWrite(const std::string& path,
                                                   std::span<const std::byte> data,
-                                                  size_t chunk_bytes);
+                                                  size_t chunk_bytes, size_t total_bytes = 0);
 
 // Calls fn(begin, end) over [0, n) in chunks of `chunk` indices, handed out
 // to `threads` threads (0 = all cores); returns when all are done.

@@ -102,8 +102,11 @@ ABSL_FLAG(uint32_t, build_list_size, shoal::GraphOptions{}.build_list_size,
           "GraphOptions::build_list_size (L)");
 ABSL_FLAG(float, alpha, shoal::GraphOptions{}.alpha, "GraphOptions::alpha");
 ABSL_FLAG(std::string, code, "sq8", "CollectionOptions::code: sq8 or none");
-ABSL_FLAG(int, reps, 3,
+ABSL_FLAG(int, reps, 5,
           "minimum runs (fresh databases) per write figure; the median is shown");
+ABSL_FLAG(size_t, write_vectors, 1000000,
+          "vectors each write run writes (the base set again and again, fresh ids each "
+          "round) unless --time_budget_s stops it first; at least the base set");
 ABSL_FLAG(size_t, memtable_mb, 0,
           "Options::memtable_bytes in MiB (0 = room for everything the bench writes)");
 ABSL_FLAG(bool, progress, true, "draw progress bars on stderr (when it is a terminal)");
@@ -181,15 +184,18 @@ void FillRunConfig(const Dataset& data, Config& c) {
   r.direct_io_log = absl::GetFlag(FLAGS_direct_io_log);
   r.collection_commit_log = absl::GetFlag(FLAGS_collection_commit_log);
   r.reps = std::max(1, absl::GetFlag(FLAGS_reps));
+  c.sustained_vectors = r.write_vectors = std::max(data.size(), absl::GetFlag(FLAGS_write_vectors));
   r.time_budget_s = absl::GetFlag(FLAGS_time_budget_s);
   r.search_budget_s = absl::GetFlag(FLAGS_search_budget_s);
   const size_t memtable_mb = absl::GetFlag(FLAGS_memtable_mb);
-  // Every shard gets room for the whole base set and as much again for the
-  // group-commit writes: a flush (segment build) must not land inside a
-  // write measurement, and Put+Flush must build its segments in Flush alone.
+  // Every shard gets room for a whole write run (or the base set) and as
+  // much again for the group-commit writes: a flush (segment build) must not
+  // land inside a write measurement, and Put+Flush must build its segments
+  // in Flush alone. Arena memory is only taken as it is written.
+  const size_t run_bytes = std::max(r.base_bytes, r.write_vectors * data.dim() * sizeof(float));
   r.memtable_bytes = memtable_mb > 0 ? memtable_mb << 20
                                      : std::max<size_t>(shoal::Options{}.memtable_bytes,
-                                                        2 * r.base_bytes + (64 << 20));
+                                                        2 * run_bytes + (64 << 20));
   r.sync_interval_us = shoal::Options{}.sync_interval_us;
   r.shm_dir = absl::GetFlag(FLAGS_shm_dir);
   r.disk_dir = absl::GetFlag(FLAGS_disk_dir);

@@ -35,6 +35,7 @@ struct Config {
   RunConfig run;  // echoed in the report
   shoal::Metric metric = shoal::Metric::kL2;
   std::vector<Target> targets;   // of the write phases
+  size_t sustained_vectors = 0;  // a write run's vectors (--write_vectors; at least the base set)
   std::string search_dir;        // databases of search, build and sweep (--dir)
   std::vector<std::string> phases;
   std::string output;

@@ -158,16 +158,19 @@ void PrintHeader(const RunConfig& c) {
 void PrintIngest(const Report& r) {
   if (r.ingest.empty()) return;
   fmt::print("Ingestion (Open and Close not timed)\n");
-  fmt::print("{:<5} {:<9} {:<15} {:>9} {:>9} {:>12} {:>9} {:>8} {:>4}\n", "dir", "fsync",
-             "method", "vectors", "seconds", "vec/s", "MB/s", "close s", "runs");
+  fmt::print("{:<5} {:<9} {:<15} {:>9} {:>9} {:>12} {:>9} {:>8} {:>4} {:>7}\n", "dir", "fsync",
+             "method", "vectors", "seconds", "vec/s", "MB/s", "close s", "runs", "spread");
   bool any_capped = false;
   for (const IngestResult& x : r.ingest) {
     any_capped |= x.capped;
-    fmt::print("{:<5} {:<9} {:<15} {:>9} {:>9.4f} {:>12} {:>9.1f} {:>8.3f} {:>4}{}\n",
+    fmt::print("{:<5} {:<9} {:<15} {:>9} {:>9.4f} {:>12} {:>9.1f} {:>8.3f} {:>4} {:>6.1f}%{}\n",
                x.target, x.policy, x.Method(), x.vectors, x.seconds,
                Grouped(x.VectorsPerSecond()), x.MBPerSecond(), x.close_seconds, x.reps,
-               x.capped ? " *" : "");
+               100 * x.spread, x.capped ? " *" : "");
   }
+  fmt::print("  each run writes up to {} vectors (the base set over and over, fresh ids); "
+             "the median run is shown, spread = (fastest - slowest) / median\n",
+             Grouped(r.config.write_vectors));
   if (any_capped) fmt::print("  * stopped by the time budget; the rate is over what was written\n");
   fmt::print("\n");
 }
@@ -175,11 +178,12 @@ void PrintIngest(const Report& r) {
 void PrintRaw(const Report& r) {
   if (r.raw.empty()) return;
   fmt::print("Raw sequential write() baseline (same bytes, 1 MiB writes; fdatasync timed apart)\n");
-  fmt::print("{:<5} {:>12} {:>9} {:>9} {:>12} {:>4}\n", "dir", "bytes", "seconds", "MB/s",
-             "fdatasync s", "runs");
+  fmt::print("{:<5} {:>12} {:>9} {:>9} {:>12} {:>4} {:>7}\n", "dir", "bytes", "seconds", "MB/s",
+             "fdatasync s", "runs", "spread");
   for (const RawWriteFigures& x : r.raw) {
-    fmt::print("{:<5} {:>12} {:>9.4f} {:>9.1f} {:>12.4f} {:>4}\n", x.target, Grouped(x.bytes),
-               x.write_seconds, x.MBPerSecond(), x.fdatasync_seconds, x.reps);
+    fmt::print("{:<5} {:>12} {:>9.4f} {:>9.1f} {:>12.4f} {:>4} {:>6.1f}%\n", x.target,
+               Grouped(x.bytes), x.write_seconds, x.MBPerSecond(), x.fdatasync_seconds, x.reps,
+               100 * x.spread);
   }
   fmt::print("\n");
 }
@@ -245,6 +249,7 @@ void ConfigToJson(const RunConfig& c, JsonWriter& w) {
   w.Field("direct_io_log", c.direct_io_log);
   w.Field("collection_commit_log", c.collection_commit_log);
   w.Field("reps", c.reps);
+  w.Field("write_vectors", uint64_t{c.write_vectors});
   w.Field("time_budget_s", c.time_budget_s);
   w.Field("search_budget_s", c.search_budget_s);
   w.Field("memtable_bytes", uint64_t{c.memtable_bytes});
@@ -282,6 +287,7 @@ void IngestToJson(const Report& r, JsonWriter& w) {
     w.Field("close_seconds", x.close_seconds);
     w.Field("capped_by_time_budget", x.capped);
     w.Field("reps", x.reps);
+    w.Field("spread", x.spread);
     w.EndObject();
   }
   w.EndArray();
@@ -298,6 +304,7 @@ void RawToJson(const Report& r, JsonWriter& w) {
     w.Field("mb_per_s", x.MBPerSecond());
     w.Field("fdatasync_seconds", x.fdatasync_seconds);
     w.Field("reps", x.reps);
+    w.Field("spread", x.spread);
     w.EndObject();
   }
   w.EndArray();

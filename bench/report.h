@@ -31,6 +31,7 @@ struct RunConfig {
   bool direct_io_log = true;  // Options::direct_io_log
   bool collection_commit_log = true;  // Options::collection_commit_log
   int reps = 1;
+  size_t write_vectors = 0;  // a write run's vectors (--write_vectors)
   double time_budget_s = 0;
   double search_budget_s = 0;
   size_t memtable_bytes = 0;
@@ -62,6 +63,7 @@ struct IngestResult {
   double close_seconds = 0;  // Close(), which syncs every log
   bool capped = false;       // stopped by the time budget
   int reps = 1;              // fresh databases measured; this is the median
+  double spread = 0;         // (fastest - slowest) / median rate of those runs
 
   std::string Method() const;
   double VectorsPerSecond() const { return seconds > 0 ? vectors / seconds : 0; }
@@ -74,6 +76,7 @@ struct RawWriteFigures {
   double write_seconds = 0;      // median of reps
   double fdatasync_seconds = 0;  // of the same rep; not in the bandwidth
   int reps = 1;
+  double spread = 0;  // (slowest - fastest) / median write time of the reps
   double MBPerSecond() const { return write_seconds > 0 ? bytes / write_seconds / 1e6 : 0; }
 };
 

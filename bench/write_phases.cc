@@ -22,6 +22,9 @@ constexpr size_t kRawChunkBytes = 1 << 20;
 // A figure is the median of at least --reps runs, and of more (up to
 // kMaxRepsFactor times as many) while their timed total is under this.
 constexpr double kMinMeasuredSeconds = 0.25;
+// Each write run writes this many vectors (the base set again and again,
+// with fresh ids each time round), unless the time budget stops it first:
+// a figure over a 10K set (~13 ms) was not a figure (issue 19).
 constexpr size_t kMaxRepsFactor = 5;
 constexpr size_t kIngestBatches[] = {0, 1, 100, 1000, 10000};  // 0 = Put
 constexpr shoal::FsyncPolicy kPolicies[] = {
@@ -78,24 +81,35 @@ bool NeedAnotherRep(const Config& c, size_t done, double measured_seconds) {
   return done < reps || (measured_seconds < kMinMeasuredSeconds && done < kMaxRepsFactor * reps);
 }
 
-// Writes data.base in order, one Put per vector (batch 0) or PutBatch of
-// `batch` rows, until the data or the time budget runs out.
+// Writes c.sustained_vectors vectors, one Put per vector (batch 0) or
+// PutBatch of `batch` rows: data.base in order, over and over, round r
+// with ids i + r * n (all fresh), until they are written or the time
+// budget runs out.
 IngestResult IngestOnce(const Config& c, const Dataset& data, const Target& t,
                         shoal::FsyncPolicy policy, size_t batch) {
   std::unique_ptr<shoal::DB> db = OpenFresh(c, t, policy);
   const size_t n = data.size(), dim = data.dim();
+  const size_t total = std::max(n, c.sustained_vectors);
+  // The ids of the round being written (round 0: data.ids).
+  std::vector<uint64_t> ids(data.ids);
+  size_t round = 0;
   // kAlways pays a sync per call, so look at the clock after every call;
   // otherwise every 1024 vectors keeps the clock out of the figure.
   const size_t stride = policy == shoal::FsyncPolicy::kAlways ? 1 : 1024;
   size_t done = 0, next_check = stride;
   const Stopwatch sw;
-  while (done < n) {
-    const size_t m = batch == 0 ? 1 : std::min(batch, n - done);
+  while (done < total) {
+    const size_t row = done % n;
+    if (done / n != round) {
+      round = done / n;
+      for (size_t i = 0; i < n; ++i) ids[i] = data.ids[i] + round * n;
+    }
+    const size_t m = batch == 0 ? 1 : std::min({batch, n - row, total - done});
     const absl::Status s =
-        batch == 0 ? db->Put(data.ids[done], data.Row(done))
-                   : db->PutBatch(std::span(data.ids).subspan(done, m),
-                                  std::span(data.base).subspan(done * dim, m * dim));
-    if (!s.ok()) Die(fmt::format("{} at row {} ({}, {})", batch == 0 ? "Put" : "PutBatch",
+        batch == 0 ? db->Put(ids[row], data.Row(row))
+                   : db->PutBatch(std::span(ids).subspan(row, m),
+                                  std::span(data.base).subspan(row * dim, m * dim));
+    if (!s.ok()) Die(fmt::format("{} at vector {} ({}, {})", batch == 0 ? "Put" : "PutBatch",
                                  done, t.name, PolicyName(policy)), s);
     done += m;
     if (done >= next_check) {
@@ -110,7 +124,7 @@ IngestResult IngestOnce(const Config& c, const Dataset& data, const Target& t,
   r.batch = batch;
   r.vectors = done;
   r.bytes = done * dim * sizeof(float);
-  r.capped = done < n;
+  r.capped = done < total;
   r.close_seconds = CloseAndWipe(std::move(db), t);
   return r;
 }
@@ -132,10 +146,13 @@ IngestResult Ingest(const Config& c, const Dataset& data, const Target& t,
   });
   IngestResult median = runs[runs.size() / 2];
   median.reps = static_cast<int>(runs.size());
-  StatusLine(fmt::format("[ingest] {:<4} {:<8} {:<15} {:>9} vectors {:>8.3f} s {:>12.0f} vec/s{}",
+  median.spread = Spread(runs.front().VectorsPerSecond(), runs.back().VectorsPerSecond(),
+                         median.VectorsPerSecond());
+  StatusLine(fmt::format("[ingest] {:<4} {:<8} {:<15} {:>9} vectors {:>8.3f} s {:>12.0f} vec/s "
+                         "(spread {:.1f}% over {} runs){}",
                          t.name, median.policy, median.Method(), median.vectors,
-                         median.seconds, median.VectorsPerSecond(),
-                         median.capped ? " (time budget)" : ""));
+                         median.seconds, median.VectorsPerSecond(), 100 * median.spread,
+                         median.reps, median.capped ? " (time budget)" : ""));
   return median;
 }
 
@@ -155,12 +172,14 @@ void IngestPhase(const Config& c, const Dataset& data, Report& report) {
 
 void RawPhase(const Config& c, const Dataset& data, Report& report) {
   const std::span<const std::byte> bytes = std::as_bytes(std::span(data.base));
+  // The bytes a write run writes: the base set again and again.
+  const size_t total = std::max(data.size(), c.sustained_vectors) * data.dim() * sizeof(float);
   for (const Target& t : c.targets) {
     CheckOk(MakeDirs(t.dir), "scratch directory");
     std::vector<RawWriteResult> runs;
     double measured = 0;
     while (NeedAnotherRep(c, runs.size(), measured)) {
-      runs.push_back(ValueOrDie(RawSequentialWrite(t.RawFile(), bytes, kRawChunkBytes),
+      runs.push_back(ValueOrDie(RawSequentialWrite(t.RawFile(), bytes, kRawChunkBytes, total),
                                 "raw write"));
       measured += runs.back().write_seconds;
     }
@@ -169,7 +188,9 @@ void RawPhase(const Config& c, const Dataset& data, Report& report) {
     });
     const RawWriteResult& m = runs[runs.size() / 2];
     RawWriteFigures f{t.name, m.bytes, m.write_seconds, m.fdatasync_seconds,
-                      static_cast<int>(runs.size())};
+                      static_cast<int>(runs.size()),
+                      Spread(runs.front().write_seconds, runs.back().write_seconds,
+                             m.write_seconds)};
     StatusLine(fmt::format("[raw]    {:<4} {} bytes in {:.4f} s ({:.1f} MB/s), fdatasync {:.4f} s",
                            t.name, f.bytes, f.write_seconds, f.MBPerSecond(),
                            f.fdatasync_seconds));
