@@ -48,10 +48,10 @@ enum class VectorCode : uint8_t {
 // Vamana graph parameters (DiskANN's names). Used by segments.
 struct GraphOptions {
   uint32_t max_degree = 64;         // R: neighbours kept per node
-  uint32_t build_list_size = 64;    // L at build time: larger = better graph, slower build;
+  uint32_t build_list_size = 100;   // L at build time: larger = better graph, slower build;
                                     // 1..16384 (no larger than a segment in effect).
-                                    // 64 measured as good as 100 at recall 0.95-0.99
-                                    // with SQ8 codes (docs/performance.md, "Builds")
+                                    // Keep it well above max_degree: at L = R = 64 recall
+                                    // fell (docs/performance.md, "Builds")
   float alpha = 1.2f;               // robust-prune slack (>= 1): larger = longer edges kept
 };
 
