@@ -179,24 +179,11 @@ void VamanaBuilder::Extend(size_t seeded, const SeedFn& seed, bool single_pass,
     // prune seeded lists, which pass 2 does not revisit, and alpha = 1
     // there would strip their long edges (a seeded graph extended again
     // and again lost 0.17 of its recall@10 in 20 rounds that way).
-    // Pass 1 only has to make the graph navigable for pass 2: at L/2 it
-    // costs half as much, and the graph pass 2 makes of it is as good
-    // (docs/performance.md, "Builds").
-    const uint32_t full = list_size_;
-    list_size_ = std::max<uint32_t>(1, full / 2);
     RunPass(order(seed_), 1.0f, seeded > 0 ? alpha_ : 1.0f, pool);
-    list_size_ = full;
     if (stats != nullptr) stats->pass1_seconds = Seconds(start);
   }
   start = std::chrono::steady_clock::now();
-  // Nodes inserted into a seed search a graph whose lists are already
-  // full, so each hop costs more than in a fresh build: 3/4 of L there kept
-  // the streamed graph's recall (medium, list 100: 0.9864 against 0.9876)
-  // for 0.8x the streamed ingest's time (docs/performance.md, "Builds").
-  const uint32_t full = list_size_;
-  if (seeded > 0) list_size_ = std::max<uint32_t>(1, full * 3 / 4);
   RunPass(order(single_pass ? seed_ : seed_ + 1), alpha_, alpha_, pool);
-  list_size_ = full;
   FinalPrune(pool, alpha_);
   if (stats != nullptr) stats->pass2_seconds = Seconds(start);
 

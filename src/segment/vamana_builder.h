@@ -5,7 +5,7 @@
 //   1. entry point: the medoid (FindMedoid);
 //   2. pass 1, alpha = 1: starting from an empty graph, every point in a
 //      seeded random order is inserted: a greedy search for it from the
-//      medoid with list size L / 2 (L in pass 2), RobustPrune of the nodes it expanded (plus
+//      medoid with list size L, RobustPrune of the nodes it expanded (plus
 //      its current neighbours) down to R, then a backward edge from each new
 //      neighbour, pruned when that neighbour's list overflows;
 //   3. pass 2 repeats this with the configured alpha over the pass-1 graph;
@@ -15,8 +15,7 @@
 // graph, as FreshDiskANN's StreamingMerge): the seeded nodes' lists are
 // given (and repaired where they lost edges, see SeedNode), the entry point
 // is the seeded node nearest the centroid, and only the other nodes go through
-// passes 1 and 2 (or pass 2 alone, single_pass; its list is 3/4 L, since the
-// seed's lists are already full), then step 4. The shard's
+// passes 1 and 2 (or pass 2 alone, single_pass), then step 4. The shard's
 // merges insert in one pass (GraphBuild::kExtend in shard/shard.h says what
 // was measured).
 //
@@ -138,7 +137,7 @@ class VamanaBuilder {
   const BuildDistance& distance_;
   const size_t n_;
   const uint32_t max_degree_;  // R
-  uint32_t list_size_;         // L (of the pass running)
+  const uint32_t list_size_;   // L
   const float alpha_;
   const uint64_t seed_;
   uint32_t medoid_ = 0;

@@ -329,10 +329,9 @@ class Shard {
   void FlushedLocked(const FrozenSource& f) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // How WriteSegment builds a graph.
   enum class GraphBuild {
-    // Two insertion passes: alpha 1 at half the build list size, then alpha
-    // at the build list size. One pass (as DiskANN) cost 0.85x the time but
-    // its recall stalled at 0.989 on medium's clusters even at list size 300
-    // (0.995 with two); docs/performance.md, "Builds".
+    // Two insertion passes (alpha 1, then alpha) at the build list size.
+    // Cheaper variants (one pass; pass 1 at L/2; L 64) were measured and
+    // dropped: each lost recall on some data (docs/performance.md, "Builds").
     kFull,
     kQuick,   // one pass at half the build list size (QuickFlushLocked)
     // A merge extending its largest input's graph (contents.seed): the new
