@@ -669,6 +669,10 @@ TEST_F(SegmentTest, BadContentsAreInvalidArgument) {
   options.graph.max_degree = 0;
   EXPECT_STATUS_CODE(BuildSegment(fs(), &pool_, Path(), in.contents(), options),
                      absl::StatusCode::kInvalidArgument);
+  options = {};
+  options.code = static_cast<VectorCode>(7);
+  EXPECT_STATUS_CODE(BuildSegment(fs(), &pool_, Path(), in.contents(), options),
+                     absl::StatusCode::kInvalidArgument);
   EXPECT_FALSE(fs()->Exists(Path()));
 }
 
