@@ -439,5 +439,32 @@ TEST(DistanceTest, AllFiniteAcceptsDenormalsSignedZeroAndExtremes) {
   EXPECT_TRUE(AllFinite(nullptr, 0));
 }
 
+// The batch check PutBatch validates with: true only when every component is
+// below 2^56 in magnitude, so a NaN, an Inf or one large value anywhere makes
+// it false (and the caller falls back to the exact per-row checks).
+TEST(DistanceTest, AllWellBelowDistanceRangeRefusesAnyComponentFrom2To56) {
+  const float below = std::nextafter(0x1p56f, 0.0f);
+  const float refused[] = {0x1p56f, -0x1p56f, FLT_MAX, std::numeric_limits<float>::infinity(),
+                           std::numeric_limits<float>::quiet_NaN()};
+  std::mt19937 rng(57);
+  for (size_t n : kAllFiniteLengths) {
+    std::vector<float> v = RandomVector(rng, n);
+    v[0] = below;
+    v[n - 1] = -below;
+    ASSERT_TRUE(AllWellBelowDistanceRange(v.data(), n)) << "n " << n;
+    for (size_t pos = 0; pos < n; ++pos) {
+      const float saved = v[pos];
+      for (float bad : refused) {
+        v[pos] = bad;
+        EXPECT_FALSE(AllWellBelowDistanceRange(v.data(), n)) << "n " << n << " pos " << pos;
+      }
+      v[pos] = saved;
+    }
+    // The promise: every row of them is within the distance range.
+    std::vector<float> big(std::min<size_t>(n, 4096), below);
+    EXPECT_TRUE(NormWithinDistanceRange(big.data(), big.size()));
+  }
+}
+
 }  // namespace
 }  // namespace shoal

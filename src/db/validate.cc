@@ -59,6 +59,11 @@ absl::Status ValidateVectors(std::span<const float> vectors, size_t n, uint32_t 
         AsAbsl(what), " has ", vectors.size(), " floats; expected ", n, " x dim ", dim, " = ",
         n * dim));
   }
+  // The common case in one pass over the batch: every component small
+  // enough that each row is finite and within range (dim <= kMaxDim = 4096).
+  if (dim <= 4096 && AllWellBelowDistanceRange(vectors.data(), vectors.size())) {
+    return absl::OkStatus();
+  }
   if (!AllFinite(vectors.data(), vectors.size())) {
     for (size_t i = 0; i < vectors.size(); ++i) {
       if (!std::isfinite(vectors[i])) {

@@ -244,10 +244,15 @@ bool AllFinite(const float* v, size_t n) {
   return ExponentsBelow<255>(v, n);
 }
 
+bool AllWellBelowDistanceRange(const float* v, size_t n) {
+  // Biased exponent < 127 + 56: magnitude below 2^56.
+  return ExponentsBelow<127 + 56>(v, n);
+}
+
 bool NormWithinDistanceRange(const float* v, size_t dim) {
-  // Fast path: every component below 2^56 (biased exponent < 127 + 56), so
-  // the squared norm is below dim * 2^112 <= 2^124 for dim <= 4096.
-  if (dim <= 4096 && ExponentsBelow<127 + 56>(v, dim)) return true;
+  // Fast path: every component below 2^56, so the squared norm is below
+  // dim * 2^112 <= 2^124 for dim <= 4096.
+  if (dim <= 4096 && AllWellBelowDistanceRange(v, dim)) return true;
   // In double, where no product or sum of these overflows.
   double sum = 0.0;
   for (size_t i = 0; i < dim; ++i) {

@@ -75,6 +75,12 @@ inline constexpr double kMaxSquaredNorm = 0x1p124;
 // True when v (dim finite floats) has a squared norm <= kMaxSquaredNorm.
 bool NormWithinDistanceRange(const float* v, size_t dim);
 
+// True when each of the n floats has a magnitude below 2^56: then they are
+// finite, and every row of at most 4096 of them has a squared norm below
+// dim * 2^112 <= kMaxSquaredNorm. One pass that settles both checks above
+// for all the rows of a batch at once (false says nothing: check each).
+bool AllWellBelowDistanceRange(const float* v, size_t n);
+
 }  // namespace shoal
 
 #endif  // SHOAL_SRC_DISTANCE_DISTANCE_H_
