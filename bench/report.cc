@@ -60,18 +60,21 @@ std::vector<Goal> Goals(const Report& r) {
   std::vector<Goal> goals;
   goals.push_back({"putbatch_never_10000_shm_vs_raw_write",
                    "PutBatch(never, 10000, shm) MB/s / raw write(shm) MB/s",
-                   BatchVsRaw(r, "shm"), 0.5});
+                   BatchVsRaw(r, "shm"), 0.6});
   const IngestResult* put = FindIngest(r, "shm", "never", 0);
   goals.push_back({"put_never_shm_vs_1m_per_s", "Put(never, shm), 1 thread, vec/s / 1,000,000",
-                   put ? put->VectorsPerSecond() / 1e6 : kNaN, 1.0});
-  const std::vector<GroupCommitRun>& runs = r.group_commit.runs;
-  const double speedup =
-      runs.size() == 2 ? Ratio(runs[1].PutsPerSecond(), runs[0].PutsPerSecond()) : kNaN;
+                   put ? put->VectorsPerSecond() / 1e6 : kNaN, 1.2});
+  double speedup = kNaN;
+  if (!r.group_commit.speedups.empty()) {
+    std::vector<double> sorted = r.group_commit.speedups;
+    std::sort(sorted.begin(), sorted.end());
+    speedup = sorted[sorted.size() / 2];
+  }
   goals.push_back({"group_commit_speedup",
                    fmt::format("Group commit (always, {}): {} writers / 1 writer",
                                r.group_commit.target.empty() ? "disk" : r.group_commit.target,
                                r.config.writers),
-                   speedup, 5.0});
+                   speedup, 5.0});  // the median of the pairs' speedups
   goals.push_back({"putbatch_never_10000_disk_vs_raw_write",
                    "PutBatch(never, 10000, disk) MB/s / raw write(disk) MB/s",
                    BatchVsRaw(r, "disk"), kNaN});
@@ -193,12 +196,18 @@ void PrintGroupCommit(const Report& r) {
   fmt::print("Group commit (fsync always, {}, one Put per call, distinct ids, {} {})\n",
              r.group_commit.target, r.config.direct_io_log ? "direct-I/O" : "mapped",
              r.config.collection_commit_log ? "commit log per collection" : "log per shard");
-  fmt::print("{:>7} {:>10} {:>9} {:>12} {:>14}\n", "writers", "puts", "seconds", "puts/s",
-             "us/put/writer");
+  fmt::print("{:>7} {:>10} {:>9} {:>12} {:>14} {:>4} {:>7}\n", "writers", "puts", "seconds",
+             "puts/s", "us/put/writer", "runs", "spread");
   for (const GroupCommitRun& x : r.group_commit.runs) {
     const double us = x.puts > 0 ? 1e6 * x.seconds * x.writers / x.puts : kNaN;
-    fmt::print("{:>7} {:>10} {:>9.3f} {:>12} {:>14.1f}\n", x.writers, x.puts, x.seconds,
-               Grouped(x.PutsPerSecond()), us);
+    fmt::print("{:>7} {:>10} {:>9.3f} {:>12} {:>14.1f} {:>4} {:>6.1f}%\n", x.writers, x.puts,
+               x.seconds, Grouped(x.PutsPerSecond()), us, x.reps, 100 * x.spread);
+  }
+  if (!r.group_commit.speedups.empty()) {
+    std::string pairs;
+    for (double x : r.group_commit.speedups) pairs += fmt::format(" {:.2f}", x);
+    fmt::print("  the median run of each is shown; speedup of each pair (1 then N writers, run back to "
+               "back):{}\n", pairs);
   }
   fmt::print("\n");
 }
@@ -323,9 +332,12 @@ void GroupCommitToJson(const Report& r, JsonWriter& w) {
     w.Field("puts", uint64_t{x.puts});
     w.Field("seconds", x.seconds);
     w.Field("puts_per_s", x.PutsPerSecond());
+    w.Field("runs", x.reps);
+    w.Field("spread", x.spread);
     w.EndObject();
   }
   w.EndArray();
+  w.Field("pair_speedups", r.group_commit.speedups);
   w.EndObject();
 }
 

@@ -84,12 +84,17 @@ struct GroupCommitRun {
   uint32_t writers = 0;
   size_t puts = 0;
   double seconds = 0;
+  int reps = 1;        // runs of this many writers; this one is their median
+  double spread = 0;   // (fastest - slowest) / median rate of those runs
   double PutsPerSecond() const { return seconds > 0 ? puts / seconds : 0; }
 };
 
 struct GroupCommitResult {
   std::string target;
   std::vector<GroupCommitRun> runs;  // 1 writer first, then N
+  // N writers / 1 writer of each pair of runs made one after the other (the
+  // disk's pace drifts over a minute): the goal is judged on their median.
+  std::vector<double> speedups;
 };
 
 struct SearchResult {

@@ -248,10 +248,30 @@ void GroupCommitPhase(const Config& c, const Dataset& data, Report& report) {
     return;
   }
   report.group_commit.target = t->name;
-  Progress progress("group commit", 2);
-  report.group_commit.runs.push_back(GroupCommitOnce(c, data, *t, 1));
-  progress.Add(1);
-  report.group_commit.runs.push_back(GroupCommitOnce(c, data, *t, c.run.writers));
+  // Pairs of runs, 1 writer then N, so that each speedup compares runs a
+  // few seconds apart; the median run of each count is reported.
+  const int reps = c.run.reps;
+  Progress progress("group commit", 2 * reps);
+  std::vector<GroupCommitRun> one, many;
+  for (int rep = 0; rep < reps; ++rep) {
+    one.push_back(GroupCommitOnce(c, data, *t, 1));
+    progress.Add(1);
+    many.push_back(GroupCommitOnce(c, data, *t, c.run.writers));
+    progress.Add(1);
+    report.group_commit.speedups.push_back(
+        one.back().PutsPerSecond() > 0 ? many.back().PutsPerSecond() / one.back().PutsPerSecond()
+                                       : 0);
+  }
+  for (std::vector<GroupCommitRun>* runs : {&one, &many}) {
+    std::sort(runs->begin(), runs->end(), [](const GroupCommitRun& a, const GroupCommitRun& b) {
+      return a.PutsPerSecond() < b.PutsPerSecond();
+    });
+    GroupCommitRun median = (*runs)[runs->size() / 2];
+    median.reps = static_cast<int>(runs->size());
+    median.spread = Spread(runs->front().PutsPerSecond(), runs->back().PutsPerSecond(),
+                           median.PutsPerSecond());
+    report.group_commit.runs.push_back(median);
+  }
 }
 
 }  // namespace shoal_bench

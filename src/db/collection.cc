@@ -223,6 +223,14 @@ absl::Status Collection::BulkLoad(std::span<const uint64_t> ids,
     if (!valid.ok()) return absl::Status(valid.code(), absl::StrCat("BulkLoad: ", valid.message()));
     return absl::OkStatus();
   }
+  // Where a load's time goes, for SHOAL_DEBUG_TIMING: checking and routing
+  // the input, copying each shard's rows together, building the graphs (the
+  // medoids and both passes), writing the files (encode, write, fsync,
+  // rename) and publishing them in MANIFEST.
+  timing::Scope timing("bulkload",
+                       "collection,vectors,shards,partition_us,copy_us,graph_us,write_us,"
+                       "publish_us,total_us");
+  int64_t copy_us = 0, graph_us = 0, write_us = 0;
   std::vector<float> normalized;
   std::vector<uint64_t> part_ids;
   std::vector<const float*> part_rows;
@@ -232,6 +240,7 @@ absl::Status Collection::BulkLoad(std::span<const uint64_t> ids,
   if (!valid.ok()) {
     return absl::Status(valid.code(), absl::StrCat("BulkLoad: ", valid.message()));
   }
+  const int64_t partition_us = timing.Lap();
   const size_t dim = options_.dim;
   std::vector<Shard::BulkPart> parts;
   std::vector<uint32_t> part_shard;
@@ -245,12 +254,18 @@ absl::Status Collection::BulkLoad(std::span<const uint64_t> ids,
       status = part.status();
       break;
     }
+    timing.Lap();
     std::vector<float> rows(count * dim);
     for (size_t i = 0; i < count; ++i) {
       std::copy_n(part_rows[first + i], dim, rows.data() + i * dim);
     }
+    copy_us += timing.Lap();
+    SegmentBuildStats stats;
     status = shards_[s]->BuildBulk(
-        &*part, std::span<const uint64_t>(part_ids.data() + first, count), rows.data());
+        &*part, std::span<const uint64_t>(part_ids.data() + first, count), rows.data(), &stats);
+    graph_us += static_cast<int64_t>(
+        (stats.medoid_seconds + stats.pass1_seconds + stats.pass2_seconds) * 1e6);
+    write_us += static_cast<int64_t>(stats.write_seconds * 1e6);
     parts.push_back(std::move(part).value());
     part_shard.push_back(s);
   }
@@ -268,6 +283,7 @@ absl::Status Collection::BulkLoad(std::span<const uint64_t> ids,
     edits.push_back(std::move(edit));
     added.push_back(parts[j].path);
   }
+  timing.Lap();
   status = PublishSegments(fs_, manifest_, name_, incarnation_, edits, added);
   if (!status.ok()) {
     // PublishSegments removed the files, or kept them when in doubt.
@@ -277,6 +293,9 @@ absl::Status Collection::BulkLoad(std::span<const uint64_t> ids,
     return status;
   }
   for (size_t j = 0; j < parts.size(); ++j) shards_[part_shard[j]]->InstallBulk(parts[j]);
+  const int64_t publish_us = timing.Lap();
+  timing.Line(name_, ids.size(), parts.size(), partition_us, copy_us, graph_us, write_us,
+              publish_us, timing.Total());
   return absl::OkStatus();
 }
 

@@ -172,8 +172,10 @@ class Shard {
     SegmentMeta meta;
   };
   [[nodiscard]] absl::StatusOr<BulkPart> PrepareBulk();
+  // Builds and writes the part's segment; adds where its time went to
+  // *stats (may be null).
   [[nodiscard]] absl::Status BuildBulk(BulkPart* part, std::span<const uint64_t> ids,
-                                       const float* vectors);
+                                       const float* vectors, SegmentBuildStats* stats = nullptr);
   void InstallBulk(const BulkPart& part);
   // Forgets a part that will not be installed and removes its segment file,
   // unless `keep_file` (a manifest write in doubt may name it).

@@ -298,10 +298,10 @@ absl::StatusOr<Shard::BulkPart> Shard::PrepareBulk() {
 }
 
 absl::Status Shard::BuildBulk(BulkPart* part, std::span<const uint64_t> ids,
-                              const float* vectors) {
+                              const float* vectors, SegmentBuildStats* stats) {
   const std::vector<uint64_t> sequences(ids.size(), part->sequence);
   SHOAL_ASSIGN_OR_RETURN(part->segment,
-                         WriteSegment(part->number, Contents(ids, sequences, vectors)));
+                         WriteSegment(part->number, Contents(ids, sequences, vectors), stats));
   part->path = SegmentPath(part->number);
   part->meta = SegmentMeta{part->number, part->sequence, part->sequence, ids.size(), 0};
   return absl::OkStatus();
