@@ -77,7 +77,34 @@ struct Nodes {
   std::vector<uint32_t> order;
   size_t seeded = 0;
   std::unique_ptr<segment::NodeStore> store;
+  // With VectorCode::kSq8: the quantizer and every node's code, in node
+  // order, made before the build (which navigates on them) and written
+  // into the file as they are.
+  std::unique_ptr<segment::Sq8> sq8;
+  std::vector<uint8_t> codes;
 };
+
+// Trains SQ8 over the contents and encodes every node (on `pool`).
+void EncodeCodes(const SegmentContents& c, ThreadPool* pool, Nodes* nodes) {
+  nodes->sq8 = std::make_unique<segment::Sq8>(segment::Sq8::Train(c.vectors, c.ids.size(), c.dim));
+  const size_t code_bytes = segment::Sq8::CodeBytes(c.dim);
+  const size_t n = nodes->store->size();
+  nodes->codes.resize(n * code_bytes);
+  constexpr size_t kPerTask = 4096;
+  auto encode = [&](size_t task) {
+    const size_t end = std::min(n, (task + 1) * kPerTask);
+    for (size_t i = task * kPerTask; i < end; ++i) {
+      nodes->sq8->Encode(nodes->store->vector(static_cast<uint32_t>(i)),
+                         nodes->codes.data() + i * code_bytes);
+    }
+  };
+  const size_t tasks = (n + kPerTask - 1) / kPerTask;
+  if (pool != nullptr && tasks > 1) {
+    pool->ParallelFor(tasks, encode);
+  } else {
+    for (size_t t = 0; t < tasks; ++t) encode(t);
+  }
+}
 
 // A seed's graph, read once: node b's out-neighbours are
 // neighbors[offsets[b], offsets[b + 1]), and new_node[b] is its node in the
@@ -228,21 +255,18 @@ std::string EncodeIdTable(const std::vector<IdEntry>& entries) {
 absl::Status WriteCodes(WritableFile* file, const SegmentContents& c, const Nodes& nodes,
                         const segment::Header& h, uint64_t* checksum) {
   Checksum64Builder sum;
-  const segment::Sq8 sq8 = segment::Sq8::Train(c.vectors, c.ids.size(), c.dim);
+  const segment::Sq8& sq8 = *nodes.sq8;
   std::string ranges(8 * size_t{c.dim}, '\0');
   std::memcpy(ranges.data(), sq8.lo().data(), 4 * size_t{c.dim});
   std::memcpy(ranges.data() + 4 * size_t{c.dim}, sq8.scale().data(), 4 * size_t{c.dim});
   sum.Update(ranges.data(), ranges.size());
   SHOAL_RETURN_IF_ERROR(file->Append(ranges));
   const size_t per_chunk = std::max<size_t>(1, kWriteChunkBytes / h.code_bytes);
-  std::string chunk;
   for (uint64_t first = 0; first < h.vector_count; first += per_chunk) {
     const uint64_t count = std::min<uint64_t>(per_chunk, h.vector_count - first);
-    chunk.resize(count * h.code_bytes);
-    for (uint64_t i = 0; i < count; ++i) {
-      sq8.Encode(nodes.store->vector(static_cast<uint32_t>(first + i)),
-                 reinterpret_cast<uint8_t*>(chunk.data() + i * h.code_bytes));
-    }
+    const std::string_view chunk(
+        reinterpret_cast<const char*>(nodes.codes.data() + first * h.code_bytes),
+        count * h.code_bytes);
     sum.Update(chunk.data(), chunk.size());
     SHOAL_RETURN_IF_ERROR(file->Append(chunk));
   }
@@ -295,6 +319,10 @@ absl::Status BuildSegment(FileSystem* fs, ThreadPool* pool, const std::string& p
   SHOAL_ASSIGN_OR_RETURN(const std::vector<IdEntry> entries, SortedIdTable(contents, nodes));
 
   segment::BuildDistance distance(*nodes.store, contents.metric);
+  if (options.code == VectorCode::kSq8) {
+    EncodeCodes(contents, pool, &nodes);
+    if (nodes.store->size() > 0) distance.AttachCodes(nodes.sq8.get(), nodes.codes.data());
+  }
   segment::VamanaBuilder graph(nodes.store.get(), distance, options.graph, options.seed);
   if (contents.seed != nullptr) {
     SHOAL_ASSIGN_OR_RETURN(const SeedGraph seed, ReadSeedGraph(contents));

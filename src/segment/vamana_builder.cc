@@ -254,13 +254,34 @@ void VamanaBuilder::RunPass(const std::vector<uint32_t>& order, float alpha,
 }
 
 void VamanaBuilder::Search(uint32_t p, Scratch* s) {
+  if (!distance_.has_codes()) {
+    Walk(p, [&](uint32_t v) { return distance_(p, v); }, /*codes=*/false, s);
+    return;
+  }
+  s->coded.Reset(distance_, p);
+  Walk(p, s->coded, /*codes=*/true, s);
+  // The prune needs exact distances (its alpha rule compares them with
+  // distances between candidates): the few nodes expanded get them.
+  for (Candidate& c : s->expanded) c.distance = distance_(p, c.node);
+  s->distances += s->expanded.size();
+}
+
+template <class DistanceToP>
+void VamanaBuilder::Walk(uint32_t p, const DistanceToP& distance, bool codes, Scratch* s) {
   CandidateList& list = s->list;
   list.Reset(list_size_);
   s->visited.Clear(n_);
   s->expanded.clear();
   s->visited.TestAndSet(medoid_);
-  list.Insert(distance_(p, medoid_), medoid_);
+  list.Insert(distance(medoid_), medoid_);
   uint64_t computed = 1;
+  auto prefetch = [&](uint32_t v) {
+    if (codes) {
+      distance_.PrefetchCode(v);
+    } else {
+      distance_.Prefetch(v);
+    }
+  };
   for (size_t i; (i = list.NextUnexpanded()) < list.size();) {
     const uint32_t u = list.node(i);
     s->expanded.push_back({list.distance(i), u});
@@ -286,11 +307,11 @@ void VamanaBuilder::Search(uint32_t p, Scratch* s) {
       marks[v] = epoch;
     }
     s->todo.resize(m);
-    for (size_t j = 0; j < std::min(m, kPrefetchAhead); ++j) distance_.Prefetch(s->todo[j]);
+    for (size_t j = 0; j < std::min(m, kPrefetchAhead); ++j) prefetch(s->todo[j]);
     for (size_t j = 0; j < m; ++j) {
-      if (j + kPrefetchAhead < m) distance_.Prefetch(s->todo[j + kPrefetchAhead]);
+      if (j + kPrefetchAhead < m) prefetch(s->todo[j + kPrefetchAhead]);
       const uint32_t v = s->todo[j];
-      const float d = distance_(p, v);
+      const float d = distance(v);
       if (list.Accepts(d)) list.Insert(d, v);
     }
     computed += m;

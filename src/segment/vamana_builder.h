@@ -99,6 +99,7 @@ class VamanaBuilder {
     std::vector<Candidate> chosen;  // the new list of the node being inserted
     std::vector<uint32_t> neighbors;
     std::vector<uint32_t> todo;
+    CodedBuildQuery coded;  // with codes: the point being inserted
     uint64_t distances = 0;
   };
 
@@ -110,8 +111,11 @@ class VamanaBuilder {
   void SeedNode(uint32_t p, const SeedFn& seed, Scratch* s);
   void Insert(uint32_t p, float alpha, float back_alpha, Scratch* s);
   // Greedy search for point p from the medoid; leaves the expanded nodes in
-  // s->expanded.
+  // s->expanded, with exact distances. With codes, the search navigates on
+  // them and only the expanded nodes' distances are computed exactly.
   void Search(uint32_t p, Scratch* s);
+  template <class DistanceToP>
+  void Walk(uint32_t p, const DistanceToP& distance, bool codes, Scratch* s);
   // Adds p's list entries not yet marked in s->visited to s->pool; returns
   // whether there were any. REQUIRES: p's lock held.
   bool AddListToPool(uint32_t p, Scratch* s);
