@@ -228,23 +228,33 @@ TEST(DistanceTest, KernelsDoNotReadPastTheEndOfTheirInputs) {
   }
 }
 
-// Weights times bytes: every kernel set against a double-precision sum, for
-// every tail length, unaligned, with bytes across the whole 0..255 range.
-TEST(DistanceTest, DotBytesMatchesReferenceForAllDimsAndKernelSets) {
+// 16-bit weights times bytes: every kernel set exactly equal to a 64-bit
+// sum, for every tail length, unaligned, with bytes over the whole 0..255
+// range and weights as large as the kernels' contract allows for the dim.
+TEST(DistanceTest, DotBytesIsExactForAllDimsAndKernelSets) {
   std::mt19937 rng(304);
   std::uniform_int_distribution<int> byte(0, 255);
   for (const DistanceKernels* k : AvailableKernelSets()) {
     for (size_t dim : TestDims()) {
-      const std::vector<float> w = RandomVector(rng, dim + 1);
+      const int most = static_cast<int>(
+          std::min<int64_t>(32767, kMaxWeightedBytesSum / (255 * static_cast<int64_t>(dim))));
+      std::uniform_int_distribution<int> weight(-most, most);
+      std::vector<int16_t> w(dim + 1);
       std::vector<uint8_t> c(dim + 1);
+      for (int16_t& x : w) x = static_cast<int16_t>(weight(rng));
       for (uint8_t& x : c) x = static_cast<uint8_t>(byte(rng));
-      double want = 0, magnitude = 0;
-      for (size_t i = 0; i < dim; ++i) {
-        want += static_cast<double>(w[i + 1]) * c[i + 1];
-        magnitude += std::fabs(static_cast<double>(w[i + 1]) * c[i + 1]);
-      }
-      EXPECT_NEAR(k->dot_bytes(w.data() + 1, c.data() + 1, dim), want,
-                  kRelativeTolerance * magnitude + 1e-6)
+      // The extremes too: every byte 255 against the largest weights.
+      std::vector<int16_t> w_max(dim + 1, static_cast<int16_t>(most));
+      std::vector<uint8_t> c_max(dim + 1, 255);
+      int64_t want = 0;
+      for (size_t i = 0; i < dim; ++i) want += int64_t{w[i + 1]} * c[i + 1];
+      EXPECT_EQ(k->dot_bytes(w.data() + 1, c.data() + 1, dim), want) << k->isa << " dim " << dim;
+      EXPECT_EQ(k->dot_bytes(w_max.data() + 1, c_max.data() + 1, dim),
+                int64_t{most} * 255 * static_cast<int64_t>(dim))
+          << k->isa << " dim " << dim;
+      for (int16_t& x : w_max) x = static_cast<int16_t>(-most);
+      EXPECT_EQ(k->dot_bytes(w_max.data() + 1, c_max.data() + 1, dim),
+                -int64_t{most} * 255 * static_cast<int64_t>(dim))
           << k->isa << " dim " << dim;
     }
   }
@@ -254,12 +264,16 @@ TEST(DistanceTest, DotBytesReadsNoByteOrWeightPastTheEnd) {
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   for (const DistanceKernels* k : AvailableKernelSets()) {
     for (size_t dim = 1; dim <= 70; ++dim) {
-      GuardedFloats w(dim);
-      // dim bytes that end right before a PROT_NONE page.
+      // dim weights and dim bytes, each ending right before a PROT_NONE page.
+      GuardedFloats weights((dim + 1) / 2 + page / 4);
+      const int16_t* w =
+          reinterpret_cast<const int16_t*>(weights.data() + (dim + 1) / 2 + page / 4) - dim;
       GuardedFloats bytes((dim + 3) / 4 + page / 4);
       const uint8_t* c =
           reinterpret_cast<const uint8_t*>(bytes.data() + (dim + 3) / 4 + page / 4) - dim;
-      EXPECT_GE(k->dot_bytes(w.data(), c, dim), 0.0f) << k->isa << " dim " << dim;
+      int64_t want = 0;
+      for (size_t i = 0; i < dim; ++i) want += int64_t{w[i]} * c[i];
+      EXPECT_EQ(k->dot_bytes(w, c, dim), want) << k->isa << " dim " << dim;
     }
   }
 }

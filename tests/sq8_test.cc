@@ -93,6 +93,14 @@ TEST(Sq8Test, QueryDistanceToACodeIsTheDistanceToTheDecodedVector) {
     query.Reset(sq8, metric, q.data());
     std::vector<uint8_t> code(Sq8::CodeBytes(dim));
     std::vector<float> back(dim);
+    // The query's weights are 16-bit integers, steps of s = max |w_j| / K
+    // (sq8.h): each is off by at most s / 2, so a dot by s / 2 sum c_j.
+    double largest = 0;
+    for (uint32_t j = 0; j < dim; ++j) {
+      largest = std::max(largest, std::fabs(static_cast<double>(q[j]) * sq8.scale()[j]));
+    }
+    const double steps = std::min(32767.0, std::floor(2147483647.0 / (255.0 * dim)));
+    const double half_step = largest / steps / 2;
     for (size_t i = 0; i < n; ++i) {
       sq8.Encode(v.data() + i * dim, code.data());
       sq8.Decode(code.data(), back.data());
@@ -100,12 +108,15 @@ TEST(Sq8Test, QueryDistanceToACodeIsTheDistanceToTheDecodedVector) {
       const float want = metric == Metric::kCosine
                              ? 1.0f - Kernels().dot(q.data(), back.data(), dim)
                              : Distance(metric, q.data(), back.data(), dim);
-      EXPECT_NEAR(query.Distance(code.data()), want, 1e-4);
+      double code_sum = 0;
+      for (uint32_t j = 0; j < dim; ++j) code_sum += code[j];
+      const double weight_error = (metric == Metric::kL2 ? 2 : 1) * half_step * code_sum;
+      EXPECT_NEAR(query.Distance(code.data()), want, 1e-4 + weight_error);
       // And off the exact distance by no more than half a step a dimension
       // allows: |e_j| <= scale_j / 2 moves q.x by |q_j| |e_j| and
       // (q_j - x_j)^2 by 2 |q_j - x_j| |e_j| + e_j^2.
       const float* x = v.data() + i * dim;
-      double bound = 1e-4;
+      double bound = 1e-4 + weight_error;
       for (uint32_t j = 0; j < dim; ++j) {
         const double e = sq8.scale()[j] / 2.0;
         bound += metric == Metric::kL2 ? 2 * std::fabs(q[j] - x[j]) * e + e * e

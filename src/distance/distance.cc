@@ -73,9 +73,9 @@ void DotBatchScalar(const float* query, const float* base, size_t n,
   for (size_t r = 0; r < n; ++r) out[r] = DotScalar(query, base + r * dim, dim);
 }
 
-float DotBytesScalar(const float* w, const uint8_t* c, size_t dim) {
-  float sum = 0;
-  for (size_t i = 0; i < dim; ++i) sum += w[i] * static_cast<float>(c[i]);
+int32_t DotBytesScalar(const int16_t* w, const uint8_t* c, size_t dim) {
+  int32_t sum = 0;
+  for (size_t i = 0; i < dim; ++i) sum += int32_t{w[i]} * c[i];
   return sum;
 }
 

@@ -30,9 +30,12 @@ using DistanceFn = float (*)(const float* a, const float* b, size_t dim);
 using BatchDistanceFn = void (*)(const float* query, const float* base,
                                  size_t n, size_t dim, float* out);
 
-// sum w_i * c_i over `dim` float weights and `dim` bytes (8-bit codes,
-// segment/sq8.h): the inner product of a scaled query with a code.
-using WeightedBytesFn = float (*)(const float* w, const uint8_t* c, size_t dim);
+// sum w_i * c_i over `dim` 16-bit weights and `dim` bytes (8-bit codes,
+// segment/sq8.h), exact in 32-bit integers: the inner product of a query
+// quantized to 16 bits with a code. REQUIRES: 255 * sum |w_i| < 2^31 (the
+// caller bounds its weights: kMaxWeightedBytesSum).
+using WeightedBytesFn = int32_t (*)(const int16_t* w, const uint8_t* c, size_t dim);
+inline constexpr int64_t kMaxWeightedBytesSum = (int64_t{1} << 31) - 1;
 
 struct DistanceKernels {
   const char* isa;          // "scalar", "avx2" or "avx512"

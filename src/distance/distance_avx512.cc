@@ -114,25 +114,33 @@ float DotAvx512(const float* a, const float* b, size_t dim) {
 }
 
 // 16 bytes (the first `mask` lanes of them) widened to 16 floats.
-inline __m512 BytesToFloats(__mmask16 mask, const uint8_t* c) {
-  return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(mask, c)));
-}
-
-float DotBytesAvx512(const float* w, const uint8_t* c, size_t dim) {
-  __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+int32_t DotBytesAvx512(const int16_t* w, const uint8_t* c, size_t dim) {
+  // Bytes widened to 16 bits, times the weights, adjacent pairs summed into
+  // 32 bits (vpmaddwd): exact, 32 products an instruction.
+  __m512i acc0 = _mm512_setzero_si512(), acc1 = _mm512_setzero_si512();
   size_t i = 0;
-  for (; i + 32 <= dim; i += 32) {
-    acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(w + i), BytesToFloats(0xffff, c + i), acc0);
-    acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(w + i + 16), BytesToFloats(0xffff, c + i + 16),
-                           acc1);
+  for (; i + 64 <= dim; i += 64) {
+    const __m512i c0 =
+        _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + i)));
+    const __m512i c1 =
+        _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + i + 32)));
+    acc0 = _mm512_add_epi32(acc0, _mm512_madd_epi16(c0, _mm512_loadu_si512(w + i)));
+    acc1 = _mm512_add_epi32(acc1, _mm512_madd_epi16(c1, _mm512_loadu_si512(w + i + 32)));
   }
-  for (; i < dim; i += 16) {
+  for (; i < dim; i += 32) {
     // Masked-off lanes are not read: nothing past c[dim - 1] or w[dim - 1].
-    const __mmask16 mask = dim - i >= 16 ? __mmask16{0xffff} : TailMask(dim - i);
-    acc0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mask, w + i), BytesToFloats(mask, c + i),
-                           acc0);
+    const __mmask32 mask =
+        dim - i >= 32 ? ~__mmask32{0} : static_cast<__mmask32>((uint64_t{1} << (dim - i)) - 1);
+    const __m512i c0 = _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(mask, c + i));
+    acc0 = _mm512_add_epi32(acc0, _mm512_madd_epi16(c0, _mm512_maskz_loadu_epi16(mask, w + i)));
   }
-  return HorizontalSum(_mm512_add_ps(acc0, acc1));
+  const __m512i acc = _mm512_add_epi32(acc0, acc1);
+  const __m256i half = _mm256_add_epi32(_mm512_maskz_extracti32x8_epi32(0xff, acc, 0),
+                                        _mm512_maskz_extracti32x8_epi32(0xff, acc, 1));
+  __m128i sum = _mm_add_epi32(_mm256_castsi256_si128(half), _mm256_extracti128_si256(half, 1));
+  sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0x4e));
+  sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0xb1));
+  return _mm_cvtsi128_si32(sum);
 }
 
 constexpr DistanceKernels kAvx512Kernels = {

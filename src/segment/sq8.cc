@@ -60,12 +60,22 @@ void Sq8Query::Reset(const Sq8& quantizer, Metric metric, const float* q) {
   metric_ = metric;
   dot_bytes_ = Kernels().dot_bytes;
   weights_.resize(dim_);
-  double bias = 0, norm = 0;
+  double bias = 0, norm = 0, largest = 0;
   for (size_t j = 0; j < dim_; ++j) {
-    weights_[j] = q[j] * quantizer.scale()[j];
+    largest = std::max(largest, std::fabs(static_cast<double>(q[j]) * quantizer.scale()[j]));
     bias += static_cast<double>(q[j]) * quantizer.lo()[j];
     norm += static_cast<double>(q[j]) * q[j];
   }
+  // The largest |k_j| such that 255 * sum |k_j| < 2^31 whatever the code.
+  const double most = std::min<double>(
+      32767, std::floor(static_cast<double>(kMaxWeightedBytesSum) / (255.0 * std::max<size_t>(dim_, 1))));
+  const double step = largest > 0 ? largest / most : 0;
+  for (size_t j = 0; j < dim_; ++j) {
+    const double w = static_cast<double>(q[j]) * quantizer.scale()[j];
+    weights_[j] = step > 0 ? static_cast<int16_t>(std::clamp(std::nearbyint(w / step), -most, most))
+                           : int16_t{0};
+  }
+  step_ = static_cast<float>(step);
   bias_ = static_cast<float>(bias);
   query_norm_ = static_cast<float>(norm);
 }
