@@ -307,13 +307,12 @@ TEST_F(DiskSegmentTest, FindCopiesVectorsAndScansReadEveryNode) {
   EXPECT_OK(disk->VerifyAll());
 }
 
-TEST_F(DiskSegmentTest, SegmentWithoutCodesIsRefusedForDiskMode) {
+TEST_F(DiskSegmentTest, SegmentWithoutCodesIsMappedInDiskMode) {
   TempDir dir;
   Build(dir, Metric::kL2, VectorCode::kNone);
-  absl::StatusOr<std::shared_ptr<Segment>> disk = OpenDisk();
-  EXPECT_STATUS_CODE(disk, absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(disk.status().message().find(path_), std::string::npos) << disk.status();
-  EXPECT_NE(OpenMapped(), nullptr);
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> disk, OpenDisk());
+  EXPECT_EQ(dynamic_cast<segment::DiskSegmentReader*>(disk.get()), nullptr);
+  EXPECT_GE(Recall(*disk), 0.95);
 }
 
 // ---- Faults ----
@@ -434,6 +433,154 @@ TEST_F(DiskSegmentTest, ConcurrentSearchesShareTheReader) {
   }
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(mismatches.load(), 0u);
+}
+
+// ---- A DB in disk mode ----
+
+// A DB whose default collection (kDim, 2 shards) holds kPoints vectors in
+// several flushed segments per shard, written in mapped mode.
+class DiskDbTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    data_ = Clustered(kPoints, 5, Metric::kL2);
+    queries_ = Clustered(kQueries, 6, Metric::kL2);
+    Options o = Mapped();
+    o.compaction.automatic = false;
+    ASSERT_OK_AND_ASSIGN(auto db, DB::Open(o, dir_.path()));
+    constexpr size_t kFlushes = 3;
+    for (size_t f = 0; f < kFlushes; ++f) {
+      std::vector<uint64_t> ids;
+      std::vector<float> rows;
+      for (size_t i = f; i < kPoints; i += kFlushes) {
+        ids.push_back(i);
+        rows.insert(rows.end(), data_.begin() + i * kDim, data_.begin() + (i + 1) * kDim);
+        model_[i] = std::vector<float>(data_.begin() + i * kDim, data_.begin() + (i + 1) * kDim);
+      }
+      ASSERT_OK(db->PutBatch(ids, rows));
+      ASSERT_OK(db->Flush());
+    }
+    ASSERT_OK(db->Close());
+  }
+
+  Options Mapped() const {
+    Options o = test::DefaultOptions(kDim, Metric::kL2, 2);
+    o.compaction.automatic = false;
+    return o;
+  }
+  Options Disk(size_t cache_bytes = 64 << 10) const {
+    Options o = Mapped();
+    o.segment_storage = SegmentStorage::kDisk;
+    o.node_cache_bytes = cache_bytes;
+    return o;
+  }
+  std::span<const float> Query(size_t q) const { return {queries_.data() + q * kDim, kDim}; }
+
+  // Results of every query at the large list.
+  std::vector<std::vector<Neighbor>> SearchAll(DB& db, SearchStats* stats = nullptr) {
+    std::vector<std::vector<Neighbor>> out;
+    for (size_t q = 0; q < kQueries; ++q) {
+      auto got = db.Search(Query(q), {.k = 10, .list_size = kLargeList, .stats = stats});
+      EXPECT_TRUE(got.ok()) << got.status();
+      out.push_back(got.ok() ? *got : std::vector<Neighbor>{});
+    }
+    return out;
+  }
+  double Recall(const std::vector<std::vector<Neighbor>>& results) {
+    size_t hits = 0;
+    for (size_t q = 0; q < kQueries; ++q) {
+      std::set<uint64_t> truth;
+      for (const Neighbor& n : test::BruteForceTopK(model_, Query(q), Metric::kL2, 10)) {
+        truth.insert(n.id);
+      }
+      for (const Neighbor& n : results[q]) hits += truth.count(n.id);
+    }
+    return static_cast<double>(hits) / (10.0 * kQueries);
+  }
+
+  TempDir dir_;
+  std::vector<float> data_, queries_;
+  test::VectorMap model_;
+};
+
+TEST_F(DiskDbTest, DiskModeOverSegmentsWrittenMappedAnswersTheSame) {
+  std::vector<std::vector<Neighbor>> mapped;
+  SearchStats mapped_stats;
+  {
+    ASSERT_OK_AND_ASSIGN(auto db, DB::Open(Mapped(), dir_.path()));
+    mapped = SearchAll(*db, &mapped_stats);
+  }
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(Disk(), dir_.path()));
+  SearchStats stats;
+  std::vector<std::vector<Neighbor>> disk = SearchAll(*db, &stats);
+  EXPECT_GE(Recall(disk), 0.95);
+  EXPECT_GE(Recall(disk), Recall(mapped) - 0.005);
+  size_t same_first = 0;
+  for (size_t q = 0; q < kQueries; ++q) {
+    same_first += !disk[q].empty() && !mapped[q].empty() && disk[q][0].id == mapped[q][0].id;
+  }
+  EXPECT_GE(same_first, kQueries * 95 / 100);
+  // 2 shards x 3 segments per query.
+  EXPECT_EQ(stats.segments, 6 * kQueries);
+  EXPECT_GT(stats.hops, 0u);
+  EXPECT_GT(stats.reads, 0u);
+  EXPECT_GT(stats.cache_hits, 0u);
+  EXPECT_EQ(stats.reads + stats.cache_hits, stats.hops);
+  EXPECT_GT(stats.io_wait_ns, 0u);
+  EXPECT_EQ(mapped_stats.segments, 6 * kQueries);
+  EXPECT_GT(mapped_stats.hops, 0u);
+  EXPECT_EQ(mapped_stats.reads, 0u);
+  // Get reads the node's block.
+  EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model_));
+  // SearchBatch sums its queries' statistics too.
+  SearchStats batch;
+  ASSERT_OK(db->SearchBatch(queries_, {.k = 10, .list_size = kLargeList, .stats = &batch})
+                .status());
+  EXPECT_EQ(batch.segments, stats.segments);
+  EXPECT_EQ(batch.reads + batch.cache_hits, batch.hops);
+}
+
+TEST_F(DiskDbTest, InjectedReadErrorFailsOneSearchAndTheNextSucceeds) {
+  test::FaultInjectionFileSystem fs;
+  ASSERT_OK_AND_ASSIGN(auto db, test::OpenOnFileSystem(Disk(0), dir_.path(), &fs));
+  fs.FailNth(test::FsOp::kPread, 1);
+  EXPECT_STATUS_CODE(db->Search(Query(0), {.k = 10, .list_size = kLargeList}),
+                     absl::StatusCode::kInternal);
+  ASSERT_OK_AND_ASSIGN(std::vector<Neighbor> got,
+                       db->Search(Query(0), {.k = 10, .list_size = kLargeList}));
+  EXPECT_EQ(got.size(), 10u);
+  EXPECT_OK(db->Close());
+}
+
+TEST_F(DiskDbTest, SearchesWhileCompactionReplacesDiskSegmentsSucceed) {
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(Disk(), dir_.path()));
+  EXPECT_EQ(test::SegmentFiles(dir_.path()).size(), 6u);
+  std::atomic<bool> done{false};
+  std::atomic<size_t> failures{0}, searches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      // At least one round after the merge replaced (and unlinked) the
+      // segments that snapshots taken before it still read.
+      for (size_t round = 0; !done.load() || round < 2; ++round) {
+        for (size_t q = t; q < kQueries; q += 2) {
+          absl::StatusOr<std::vector<Neighbor>> got =
+              db->Search(Query(q), {.k = 10, .list_size = 100});
+          failures += !got.ok() || got->size() != 10;
+          ++searches;
+        }
+      }
+    });
+  }
+  ASSERT_OK(db->Compact());
+  done.store(true);
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0u) << "of " << searches.load();
+  EXPECT_EQ(test::SegmentFiles(dir_.path()).size(), 2u);  // merged (inputs read from disk)
+  EXPECT_GE(Recall(SearchAll(*db)), 0.95);
+  EXPECT_OK(db->Close());
+  // Reopened (merged segments, disk mode): the same data.
+  ASSERT_OK_AND_ASSIGN(db, DB::Open(Disk(), dir_.path()));
+  EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model_));
 }
 
 }  // namespace

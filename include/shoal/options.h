@@ -56,8 +56,9 @@ enum class SegmentStorage : uint8_t {
   // are in RAM; each expanded node's block (its full vector and neighbour
   // list) is read from the file, with direct I/O where the file system
   // allows it (else through the page cache, said once on stderr). Segments
-  // without codes (version 1, or written with VectorCode::kNone) cannot be
-  // opened this way: Open returns FailedPreconditionError naming the file.
+  // without codes (version 1, or written with VectorCode::kNone) have
+  // nothing to navigate on in RAM: they are mapped as under kMapped (said
+  // once on stderr) until a merge rewrites them with codes.
   kDisk = 1,
 };
 
@@ -205,8 +206,9 @@ struct Options {
   // neighbour list) pinned in RAM, the medoid's neighbourhood breadth-first:
   // the first hops of every search then read nothing. Per segment, so a DB
   // holds up to this times its segment count (about one per shard at rest).
+  // Filled when a segment is opened, one block read per cached node.
   // 0: no cache.
-  size_t node_cache_bytes = 4 << 20;
+  size_t node_cache_bytes = 1 << 20;
   // Threads for parallel work (batch writes, recovery, search fan-out).
   // 0 = std::thread::hardware_concurrency(); at most 1024. Open returns
   // ResourceExhaustedError when the system refuses a thread.

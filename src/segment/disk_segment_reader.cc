@@ -81,10 +81,7 @@ absl::StatusOr<std::shared_ptr<Segment>> DiskSegmentReader::Open(FileSystem* fs,
   SHOAL_RETURN_IF_ERROR(CheckShape(header, dim, metric, path));
   SHOAL_RETURN_IF_ERROR(CheckLayout(header, footer, size, path));
   if (header.code != VectorCode::kSq8 && header.vector_count > 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "segment ", path, ": has no codes (format version 1 or VectorCode::kNone); "
-        "disk-resident search navigates on codes: open it with SegmentStorage::kMapped, "
-        "or rewrite it with codes (a merge does)"));
+    return std::shared_ptr<Segment>();  // no codes to navigate on: the caller maps it
   }
   // The codes area and the id table are adjacent: one read.
   const uint64_t tail_offset = footer.nodes_offset + footer.nodes_bytes;

@@ -6,9 +6,9 @@
 //
 // In RAM, read and checked at Open: the header, the footer, the id table
 // (its checksum and order), the SQ8 codes (their checksum) and the node
-// cache (node_cache.h). Version 1 files and files written without codes are
-// refused (FailedPreconditionError): navigating on full vectors would read
-// a block per distance.
+// cache (node_cache.h). Version 1 files and files written without codes
+// are not opened (navigating on full vectors would read a block per
+// distance): Segment::Open maps them instead.
 //
 // Node blocks are read on demand with pread into 4096-aligned buffers,
 // O_DIRECT where the file system allows it (RandomAccessFile), and each
@@ -45,7 +45,8 @@ struct DiskSearchScratch;  // disk_segment_search.cc
 
 class DiskSegmentReader final : public Segment {
  public:
-  // As Segment::Open with SegmentStorage::kDisk.
+  // As Segment::Open with SegmentStorage::kDisk, except that a file with
+  // vectors but no codes gives null (and OK).
   static absl::StatusOr<std::shared_ptr<Segment>> Open(FileSystem* fs, const std::string& path,
                                                        uint32_t dim, Metric metric,
                                                        size_t node_cache_bytes);

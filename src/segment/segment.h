@@ -124,7 +124,8 @@ class Segment {
   // kMapped maps it whole; kDisk reads the id table and codes into RAM and
   // node blocks on demand (segment/disk_segment_reader.h). DataLossError
   // naming the file when damaged or truncated; FailedPrecondition for a
-  // newer version, and under kDisk for a file without codes (version 1).
+  // newer version. Under kDisk a file without codes (version 1, or written
+  // with VectorCode::kNone) is mapped as under kMapped, said once on stderr.
   [[nodiscard]] static absl::StatusOr<std::shared_ptr<Segment>> Open(
       FileSystem* fs, const std::string& path, uint32_t dim, Metric metric,
       const SegmentOpenOptions& options = {});
