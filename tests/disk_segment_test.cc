@@ -59,11 +59,14 @@ std::vector<float> Clustered(size_t n, uint64_t seed, Metric metric) {
 }
 
 // A FileSystem on POSIX whose random-access files never use direct I/O: a
-// file system that refuses O_DIRECT, as tmpfs did before Linux 6.6.
+// file system that refuses O_DIRECT, as tmpfs did before Linux 6.6. Without
+// `random_access`, one written before OpenRandomAccess existed.
 class NoDirectFileSystem final : public FileSystem {
  public:
+  explicit NoDirectFileSystem(bool random_access = true) : random_access_(random_access) {}
   absl::StatusOr<std::unique_ptr<RandomAccessFile>> OpenRandomAccess(const std::string& path,
-                                                                     bool) override {
+                                                                     bool direct) override {
+    if (!random_access_) return FileSystem::OpenRandomAccess(path, direct);
     return base_->OpenRandomAccess(path, /*direct=*/false);
   }
   absl::StatusOr<std::unique_ptr<MappedFile>> OpenMapped(const std::string& path,
@@ -107,6 +110,7 @@ class NoDirectFileSystem final : public FileSystem {
 
  private:
   FileSystem* const base_ = FileSystem::Default();
+  const bool random_access_;
 };
 
 // One segment file of kPoints clustered vectors (ids 100 + 3i), and queries.
@@ -313,6 +317,36 @@ TEST_F(DiskSegmentTest, SegmentWithoutCodesIsMappedInDiskMode) {
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> disk, OpenDisk());
   EXPECT_EQ(dynamic_cast<segment::DiskSegmentReader*>(disk.get()), nullptr);
   EXPECT_GE(Recall(*disk), 0.95);
+}
+
+TEST_F(DiskSegmentTest, FileSystemWithoutRandomAccessMapsSegmentsInDiskMode) {
+  TempDir dir;
+  Build(dir, Metric::kL2);
+  NoDirectFileSystem old_fs(/*random_access=*/false);
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> segment, OpenDisk(0, &old_fs));
+  EXPECT_EQ(dynamic_cast<segment::DiskSegmentReader*>(segment.get()), nullptr);
+  EXPECT_GE(Recall(*segment), 0.95);
+}
+
+TEST_F(DiskSegmentTest, TombstonesOnlySegmentOpensAndAnswersFromItsIdTable) {
+  TempDir dir;
+  path_ = dir.Sub("tombstones.vamana");
+  const std::vector<uint64_t> ids = {5, 9}, sequences = {20, 21};
+  SegmentContents contents;
+  contents.dim = kDim;
+  contents.tombstone_ids = ids;
+  contents.tombstone_sequences = sequences;
+  ThreadPool pool(1);
+  ASSERT_OK(BuildSegment(FileSystem::Default(), &pool, path_, contents, {}));
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> disk, OpenDisk(64 << 10));
+  EXPECT_EQ(disk->vector_count(), 0u);
+  uint64_t sequence = 0;
+  ASSERT_OK_AND_ASSIGN(Segment::Lookup found, disk->Find(9, &sequence, nullptr));
+  EXPECT_EQ(found, Segment::Lookup::kDeleted);
+  EXPECT_EQ(sequence, 21u);
+  ASSERT_OK_AND_ASSIGN(std::vector<Neighbor> got, Search(*disk, Clustered(1, 3, metric_)));
+  EXPECT_TRUE(got.empty());
+  EXPECT_OK(disk->VerifyAll());
 }
 
 // ---- Faults ----

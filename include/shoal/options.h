@@ -58,7 +58,8 @@ enum class SegmentStorage : uint8_t {
   // allows it (else through the page cache, said once on stderr). Segments
   // without codes (version 1, or written with VectorCode::kNone) have
   // nothing to navigate on in RAM: they are mapped as under kMapped (said
-  // once on stderr) until a merge rewrites them with codes.
+  // once on stderr) until a merge rewrites them with codes; so are all
+  // segments on a FileSystem without OpenRandomAccess.
   kDisk = 1,
 };
 

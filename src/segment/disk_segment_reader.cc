@@ -55,7 +55,9 @@ DiskSegmentReader::DiskSegmentReader(std::string path, std::unique_ptr<RandomAcc
       tail_(std::move(tail)),
       entry_count_(header.vector_count + header.tombstone_count),
       sq8_(std::move(sq8)),
-      codes_(reinterpret_cast<const uint8_t*>(tail_.data()) + 8 * size_t{header.dim}),
+      codes_(header.code == VectorCode::kNone
+                 ? nullptr
+                 : reinterpret_cast<const uint8_t*>(tail_.data()) + 8 * size_t{header.dim}),
       id_table_(tail_.data() + header.CodeAreaBytes()) {}
 
 absl::StatusOr<std::shared_ptr<Segment>> DiskSegmentReader::Open(FileSystem* fs,

@@ -134,7 +134,7 @@ class DiskSegmentReader final : public Segment {
   const std::string tail_;     // the codes area, then the id table
   const uint64_t entry_count_;
   const std::unique_ptr<Sq8> sq8_;  // null only without vectors
-  const uint8_t* const codes_;      // node 0's code, in tail_
+  const uint8_t* const codes_;      // node 0's code, in tail_; null without codes
   const char* const id_table_;      // in tail_
   NodeCache cache_;                 // built in Open, then immutable
 };

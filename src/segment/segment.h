@@ -125,7 +125,8 @@ class Segment {
   // node blocks on demand (segment/disk_segment_reader.h). DataLossError
   // naming the file when damaged or truncated; FailedPrecondition for a
   // newer version. Under kDisk a file without codes (version 1, or written
-  // with VectorCode::kNone) is mapped as under kMapped, said once on stderr.
+  // with VectorCode::kNone), or one on a FileSystem without
+  // OpenRandomAccess, is mapped as under kMapped, said once on stderr.
   [[nodiscard]] static absl::StatusOr<std::shared_ptr<Segment>> Open(
       FileSystem* fs, const std::string& path, uint32_t dim, Metric metric,
       const SegmentOpenOptions& options = {});

@@ -1,6 +1,8 @@
 // Copyright 2026 The shoal Authors.
 //
 // Segment::Open: the one place that picks a reader for a storage mode.
+// kDisk falls back to the mapped reader (same results, more RAM) for files
+// without codes and on file systems without OpenRandomAccess.
 
 #include <atomic>
 #include <cstdio>
@@ -20,15 +22,15 @@ absl::StatusOr<std::shared_ptr<Segment>> Segment::Open(FileSystem* fs, const std
     case SegmentStorage::kDisk: {
       absl::StatusOr<std::shared_ptr<Segment>> disk =
           segment::DiskSegmentReader::Open(fs, path, dim, metric, options.node_cache_bytes);
-      if (!disk.ok() || *disk != nullptr) return disk;
-      // Said once per process: every old segment of a DB would say it.
+      if (disk.ok() && *disk != nullptr) return disk;
+      if (!disk.ok() && !absl::IsUnimplemented(disk.status())) return disk;
+      // Said once per process: every segment of a DB would say it.
       static std::atomic<bool> said{false};
       if (!said.exchange(true)) {
-        std::fprintf(stderr,
-                     "shoal: %s has no codes (format version 1 or VectorCode::kNone): "
-                     "mapping it whole instead of reading it from disk; a merge rewrites it "
-                     "with the collection's code\n",
-                     path.c_str());
+        std::fprintf(stderr, "shoal: %s: %s; mapping segments whole instead\n", path.c_str(),
+                     disk.ok() ? "no codes to navigate on (format version 1 or "
+                                 "VectorCode::kNone; a merge rewrites it with codes)"
+                               : "the file system has no random-access reads");
       }
       break;
     }
