@@ -25,6 +25,7 @@ namespace {
 // 13.6K -> 18.2-20.6K QPS; 100: 8.2K -> 8.6-8.8K), i.e. up to 10^7.
 constexpr size_t kParallelSearchWork = size_t{1} << 25;
 
+// SearchOptions::stats of a search made of parts run at once.
 void AddSearchStats(const SearchStats& from, SearchStats* to) {
   to->segments += from.segments;
   to->hops += from.hops;
@@ -34,6 +35,7 @@ void AddSearchStats(const SearchStats& from, SearchStats* to) {
   to->io_wait_ns += from.io_wait_ns;
   to->compute_ns += from.compute_ns;
 }
+
 // A PutBatch of at least this many vectors is written as a bulk load
 // (segments built directly, no log, no memtable).
 constexpr size_t kBulkPutBatchVectors = 1 << 20;
