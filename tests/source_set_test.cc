@@ -64,7 +64,7 @@ class SourceSetTest : public ::testing::Test {
   // The first component of the newest version of `id`, or -1 when deleted,
   // -2 when absent.
   static float Newest(const SourceSnapshot& snapshot, uint64_t id, size_t end = SIZE_MAX) {
-    const float* v = nullptr;
+    std::vector<float> v;
     absl::StatusOr<SourceSnapshot::Lookup> found = snapshot.Find(id, end, &v);
     EXPECT_TRUE(found.ok()) << found.status();
     if (*found == SourceSnapshot::Lookup::kDeleted) return -1;

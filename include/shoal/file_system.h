@@ -78,6 +78,24 @@ class ReadOnlyMappedFile {
   virtual size_t size() const = 0;
 };
 
+// An existing file read at chosen offsets (pread). Disk-resident segments
+// read their node blocks this way. Thread-safe: any number of threads may
+// Read at once.
+class RandomAccessFile {
+ public:
+  virtual ~RandomAccessFile() = default;
+  // Reads bytes [offset, offset + n) into `scratch` (n bytes). OK only when
+  // all n were read; OutOfRangeError when the file ends before offset + n;
+  // an errno status otherwise. With direct(), a read whose offset, n and
+  // scratch are all multiples of 4096 bypasses the page cache; any other
+  // read goes through it (same bytes either way).
+  [[nodiscard]] virtual absl::Status Read(uint64_t offset, size_t n, char* scratch) const = 0;
+  // The file's size when it was opened.
+  virtual uint64_t size() const = 0;
+  // Whether aligned reads use direct I/O (O_DIRECT).
+  virtual bool direct() const = 0;
+};
+
 // A file written front to back.
 class WritableFile {
  public:
@@ -121,6 +139,16 @@ class FileSystem {
   // Maps all of an existing file read-only. An empty file maps to size 0.
   virtual absl::StatusOr<std::unique_ptr<ReadOnlyMappedFile>> OpenReadOnlyMapped(
       const std::string& path) = 0;
+  // Opens an existing file for reads at chosen offsets. With `direct`,
+  // aligned reads bypass the page cache where the file system allows it;
+  // where it refuses (O_DIRECT gives EINVAL, e.g. tmpfs before Linux 6.6)
+  // the file is read through the page cache instead, with the same bytes,
+  // and direct() is false. UnimplementedError when this file system cannot
+  // (the default).
+  virtual absl::StatusOr<std::unique_ptr<RandomAccessFile>> OpenRandomAccess(
+      const std::string& path, bool direct) {
+    return absl::UnimplementedError("no random-access files on this file system");
+  }
   // Creates (truncating) a file for sequential writing.
   virtual absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(
       const std::string& path) = 0;

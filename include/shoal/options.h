@@ -45,6 +45,24 @@ enum class VectorCode : uint8_t {
               // the bytes per distance (docs/performance.md, "Codes")
 };
 
+// Where a segment's full vectors and neighbour lists are read from while it
+// is searched (docs/architecture.md, "Disk-resident segments"). Chosen at
+// each DB::Open; the files are the same either way.
+enum class SegmentStorage : uint8_t {
+  // The whole file is memory-mapped: searches read node records through the
+  // page cache, and every full vector must fit in RAM to search fast.
+  kMapped = 0,
+  // Only the id table, the codes and a node cache (Options::node_cache_bytes)
+  // are in RAM; each expanded node's block (its full vector and neighbour
+  // list) is read from the file, with direct I/O where the file system
+  // allows it (else through the page cache, said once on stderr). Segments
+  // without codes (version 1, or written with VectorCode::kNone) have
+  // nothing to navigate on in RAM: they are mapped as under kMapped (said
+  // once on stderr) until a merge rewrites them with codes; so are all
+  // segments on a FileSystem without OpenRandomAccess.
+  kDisk = 1,
+};
+
 // Vamana graph parameters (DiskANN's names). Used by segments.
 struct GraphOptions {
   uint32_t max_degree = 64;         // R: neighbours kept per node
@@ -180,10 +198,34 @@ struct Options {
   FileSystem* file_system = nullptr;
   // Background compaction of every collection's segments.
   CompactionOptions compaction;
+  // How segments are read while searched; see SegmentStorage. kDisk trades
+  // latency (one block read per expanded node not in the cache, about
+  // list_size per segment per query) for RAM (about code bytes + 24 bytes
+  // per vector, plus the cache).
+  SegmentStorage segment_storage = SegmentStorage::kMapped;
+  // kDisk only: per segment, bytes of node records (full vector and
+  // neighbour list) pinned in RAM, the medoid's neighbourhood breadth-first:
+  // the first hops of every search then read nothing. Per segment, so a DB
+  // holds up to this times its segment count (about one per shard at rest).
+  // Filled when a segment is opened, one block read per cached node.
+  // 0: no cache.
+  size_t node_cache_bytes = 1 << 20;
   // Threads for parallel work (batch writes, recovery, search fan-out).
   // 0 = std::thread::hardware_concurrency(); at most 1024. Open returns
   // ResourceExhaustedError when the system refuses a thread.
   uint32_t worker_threads = 0;
+};
+
+// What one search did, summed over the shards and segments it visited.
+struct SearchStats {
+  uint64_t segments = 0;               // segment searches
+  uint64_t hops = 0;                   // graph nodes expanded
+  uint64_t distance_computations = 0;  // on codes and on full vectors
+  // SegmentStorage::kDisk (0 under kMapped):
+  uint64_t reads = 0;                  // node blocks read from files
+  uint64_t cache_hits = 0;             // expanded nodes found in node caches
+  uint64_t io_wait_ns = 0;             // time waiting for those reads
+  uint64_t compute_ns = 0;             // the rest of the segment searches' time
 };
 
 // Options for one search.
@@ -197,8 +239,13 @@ struct SearchOptions {
   uint32_t list_size = 100;
   // Graph nodes expanded per step. Segments are memory-mapped, so 1 is the
   // fastest at equal recall (docs/performance.md: ~2x the QPS of 4 on small);
-  // larger values only pay off when a step waits on storage.
+  // larger values only pay off when a step waits on storage
+  // (SegmentStorage::kDisk: each step reads beam_width blocks).
   uint32_t beam_width = 1;
+  // When not null, the search adds what it did to *stats (not reset first;
+  // not owned; must outlive the call). DB::SearchBatch adds every query's.
+  // A search that fails may have added part of its work.
+  SearchStats* stats = nullptr;
 };
 
 }  // namespace shoal

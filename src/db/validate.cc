@@ -18,6 +18,9 @@ absl::Status ValidateOptions(const Options& o) {
   if (static_cast<uint8_t>(o.fsync) > static_cast<uint8_t>(FsyncPolicy::kInterval)) {
     return absl::InvalidArgumentError("unknown fsync policy");
   }
+  if (static_cast<uint8_t>(o.segment_storage) > static_cast<uint8_t>(SegmentStorage::kDisk)) {
+    return absl::InvalidArgumentError("unknown segment storage");
+  }
   if (o.compaction.min_merge_width < 2) {
     return absl::InvalidArgumentError(absl::StrCat(
         "compaction.min_merge_width must be >= 2, got ", o.compaction.min_merge_width));

@@ -42,6 +42,8 @@ class MemTable {
   // Makes room in the index for `n` more ids.
   void Reserve(size_t n);
 
+  uint32_t dim() const { return dim_; }
+
   enum class Lookup { kAbsent, kFound, kDeleted };
   // kFound sets *vector to the stored floats (valid until the next write).
   Lookup Get(uint64_t id, const float** vector) const;

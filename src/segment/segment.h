@@ -96,19 +96,40 @@ struct SegmentBuildStats {
                                         const SegmentBuildOptions& options,
                                         SegmentBuildStats* stats = nullptr);
 
+// What one Search did; Search adds to the fields (callers sum over
+// segments). Mapped segments leave the I/O fields at 0.
 struct SegmentSearchStats {
   uint64_t hops = 0;                   // nodes expanded
-  uint64_t distance_computations = 0;
-  uint64_t sectors_touched = 0;
+  uint64_t distance_computations = 0;  // on codes and on full vectors
+  uint64_t sectors_touched = 0;        // distinct sectors whose bytes were used
+  // Disk-resident segments (SegmentStorage::kDisk):
+  uint64_t reads = 0;                  // node blocks read from the file
+  uint64_t cache_hits = 0;             // expanded nodes found in the node cache
+  uint64_t io_wait_ns = 0;             // time spent waiting for those reads
+  uint64_t compute_ns = 0;             // the rest of the search's time
+};
+
+// How Segment::Open reads a segment (the DB's Options, docs/architecture.md
+// "Disk-resident segments").
+struct SegmentOpenOptions {
+  SegmentStorage storage = SegmentStorage::kMapped;
+  // kDisk: bytes of node records pinned in RAM around the medoid.
+  size_t node_cache_bytes = 0;
 };
 
 class Segment {
  public:
-  // Maps the file and checks its header, footer and id table (magic,
-  // version, checksums, and that dim/metric match). DataLossError naming the
-  // file when damaged or truncated; FailedPrecondition for a newer version.
+  // Opens the file as `options.storage` says and checks its header, footer
+  // and id table (magic, version, checksums, and that dim/metric match):
+  // kMapped maps it whole; kDisk reads the id table and codes into RAM and
+  // node blocks on demand (segment/disk_segment_reader.h). DataLossError
+  // naming the file when damaged or truncated; FailedPrecondition for a
+  // newer version. Under kDisk a file without codes (version 1, or written
+  // with VectorCode::kNone), or one on a FileSystem without
+  // OpenRandomAccess, is mapped as under kMapped, said once on stderr.
   [[nodiscard]] static absl::StatusOr<std::shared_ptr<Segment>> Open(
-      FileSystem* fs, const std::string& path, uint32_t dim, Metric metric);
+      FileSystem* fs, const std::string& path, uint32_t dim, Metric metric,
+      const SegmentOpenOptions& options = {});
   virtual ~Segment() = default;
 
   virtual uint64_t vector_count() const = 0;
@@ -116,12 +137,14 @@ class Segment {
   virtual const std::string& path() const = 0;
 
   enum class Lookup { kAbsent, kLive, kDeleted };
-  // Finds `id`. kLive sets *vector (into the mapping, valid while the segment
-  // lives; may be null) and *sequence; kDeleted sets *sequence.
-  // DataLossError when the sector holding it fails its checksum, or when the
+  // Finds `id`. kLive copies its vector into *vector (dim floats; may be
+  // null) and sets *sequence; kDeleted sets *sequence (either may be null).
+  // DataLossError when the block holding it fails its checksum, or when the
   // node record does not hold the id and sequence the id table gives it.
+  // A disk-resident segment reads the node's block only when `vector` is
+  // not null (the id table, checked at Open, answers the rest).
   [[nodiscard]] virtual absl::StatusOr<Lookup> Find(uint64_t id, uint64_t* sequence,
-                                                    const float** vector) const = 0;
+                                                    std::vector<float>* vector) const = 0;
 
   // Beam search from the medoid with list size L = options.list_size and
   // options.beam_width nodes expanded per step; offers up to options.k

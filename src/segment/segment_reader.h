@@ -28,6 +28,7 @@ struct SearchScratch;  // segment_search.cc
 
 class SegmentReader final : public Segment {
  public:
+  // As Segment::Open with SegmentStorage::kMapped.
   static absl::StatusOr<std::shared_ptr<Segment>> Open(FileSystem* fs, const std::string& path,
                                                        uint32_t dim, Metric metric);
 
@@ -36,7 +37,7 @@ class SegmentReader final : public Segment {
   const std::string& path() const override { return path_; }
 
   absl::StatusOr<Lookup> Find(uint64_t id, uint64_t* sequence,
-                              const float** vector) const override;
+                              std::vector<float>* vector) const override;
   absl::Status Search(const float* query, const SearchOptions& options,
                       const std::function<bool(uint64_t id, uint64_t sequence)>& visible,
                       TopK* top, SegmentSearchStats* stats) const override;

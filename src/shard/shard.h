@@ -255,6 +255,11 @@ class Shard {
   Metric metric() const { return options_.collection.metric; }
   std::unique_ptr<MemTable> NewMemTable() const;
   std::string SegmentPath(uint64_t number) const;
+  // Opens segment `path` as Options::segment_storage says.
+  absl::StatusOr<std::shared_ptr<Segment>> OpenSegment(const std::string& path) const {
+    return Segment::Open(fs_, path, dim(), metric(),
+                         {options_.db.segment_storage, options_.db.node_cache_bytes});
+  }
 
   // ---- shard_recovery.cc ----
   absl::Status OpenSegments();

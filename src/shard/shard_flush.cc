@@ -57,7 +57,7 @@ absl::StatusOr<std::shared_ptr<Segment>> Shard::WriteSegment(uint64_t number,
   }
   const std::string path = SegmentPath(number);
   SHOAL_RETURN_IF_ERROR(BuildSegment(fs_, options_.pool, path, contents, build, stats));
-  absl::StatusOr<std::shared_ptr<Segment>> segment = Segment::Open(fs_, path, dim(), metric());
+  absl::StatusOr<std::shared_ptr<Segment>> segment = OpenSegment(path);
   if (!segment.ok()) (void)fs_->RemoveFile(path);
   return segment;
 }

@@ -13,6 +13,19 @@
 #include "util/status_macros.h"
 
 namespace shoal {
+namespace {
+
+void AddSegmentStats(const SegmentSearchStats& from, SearchStats* to) {
+  ++to->segments;
+  to->hops += from.hops;
+  to->distance_computations += from.distance_computations;
+  to->reads += from.reads;
+  to->cache_hits += from.cache_hits;
+  to->io_wait_ns += from.io_wait_ns;
+  to->compute_ns += from.compute_ns;
+}
+
+}  // namespace
 
 absl::Status Shard::Get(uint64_t id, std::vector<float>* out) const {
   SourceSnapshot older;
@@ -30,12 +43,10 @@ absl::Status Shard::Get(uint64_t id, std::vector<float>* out) const {
     }
     older = sources_.Snapshot();
   }
-  const float* v = nullptr;
-  SHOAL_ASSIGN_OR_RETURN(SourceSnapshot::Lookup found, older.Find(id, &v));
+  SHOAL_ASSIGN_OR_RETURN(SourceSnapshot::Lookup found, older.Find(id, out));
   if (found != SourceSnapshot::Lookup::kLive) {
     return absl::NotFoundError(absl::StrCat("id ", id, " not found"));
   }
-  out->assign(v, v + dim());
   return absl::OkStatus();
 }
 
@@ -66,7 +77,7 @@ absl::Status Shard::Search(const float* query, const SearchOptions& options,
       ReaderMutexLock lock(&mu_);  // the active memtable takes writes
       if (active->Get(id, &v) != MemTable::Lookup::kAbsent) return false;
     }
-    absl::StatusOr<SourceSnapshot::Lookup> held = older.Find(id, i, &v);
+    absl::StatusOr<SourceSnapshot::Lookup> held = older.Find(id, i, nullptr);
     if (!held.ok() && lookup_status.ok()) lookup_status = held.status();
     return held.ok() && *held == SourceSnapshot::Lookup::kAbsent;
   };
@@ -96,9 +107,11 @@ absl::Status Shard::Search(const float* query, const SearchOptions& options,
         share.list_size = std::max<uint32_t>(
             options.k, static_cast<uint32_t>(std::ceil(options.list_size * fraction)));
       }
-      SHOAL_RETURN_IF_ERROR(source.segment->Search(
+      const absl::Status searched = source.segment->Search(
           query, share, [&](uint64_t id, uint64_t) { return visible(id, i); }, top,
-          timing::kEnabled ? &stats : nullptr));
+          timing::kEnabled || options.stats != nullptr ? &stats : nullptr);
+      if (options.stats != nullptr) AddSegmentStats(stats, options.stats);
+      SHOAL_RETURN_IF_ERROR(searched);
       if (timing::kEnabled) {
         absl::StrAppend(&sources, ";segment:", timing.Lap(), ":", stats.hops, ":",
                         stats.distance_computations, ":", stats.sectors_touched);

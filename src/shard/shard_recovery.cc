@@ -21,7 +21,7 @@ absl::Status Shard::OpenSegments() {
   for (const SegmentMeta& meta : options_.meta.segments) {
     SHOAL_ASSIGN_OR_RETURN(
         std::shared_ptr<Segment> segment,
-        Segment::Open(fs_, SegmentPath(meta.number), dim(), metric()));
+        OpenSegment(SegmentPath(meta.number)));
     sources_.AddSegment({std::move(segment), meta});
   }
   // Files no manifest entry names: segments of a flush or bulk load that

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -183,6 +184,52 @@ class PosixReadOnlyMappedFile final : public ReadOnlyMappedFile {
   size_t size_;
 };
 
+// Two descriptors: `buffered_` for any read, `direct_` (O_DIRECT, or -1
+// where the file system refuses it) for reads aligned to kDirectAlignment.
+class PosixRandomAccessFile final : public RandomAccessFile {
+ public:
+  static constexpr uint64_t kDirectAlignment = 4096;
+
+  PosixRandomAccessFile(std::string path, int buffered, int direct, uint64_t size)
+      : path_(std::move(path)), buffered_(buffered), direct_(direct), size_(size) {}
+  ~PosixRandomAccessFile() override {
+    close(buffered_);
+    if (direct_ >= 0) close(direct_);
+  }
+  absl::Status Read(uint64_t offset, size_t n, char* scratch) const override {
+    const bool aligned = ((offset | n | reinterpret_cast<uintptr_t>(scratch)) &
+                          (kDirectAlignment - 1)) == 0;
+    int fd = direct_ >= 0 && aligned ? direct_ : buffered_;
+    size_t done = 0;
+    while (done < n) {
+      const ssize_t r = pread(fd, scratch + done, n - done, static_cast<off_t>(offset + done));
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        // A file system may take O_DIRECT at open and refuse the read.
+        if (errno == EINVAL && fd == direct_) {
+          fd = buffered_;
+          continue;
+        }
+        return ErrnoStatus(errno, "pread", path_);
+      }
+      if (r == 0) {
+        return absl::OutOfRangeError(absl::StrCat("pread(", path_, "): file ends before offset ",
+                                                  offset + n));
+      }
+      done += static_cast<size_t>(r);
+    }
+    return absl::OkStatus();
+  }
+  uint64_t size() const override { return size_; }
+  bool direct() const override { return direct_ >= 0; }
+
+ private:
+  const std::string path_;
+  const int buffered_;
+  const int direct_;
+  const uint64_t size_;
+};
+
 class PosixWritableFile final : public WritableFile {
  public:
   PosixWritableFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
@@ -291,6 +338,39 @@ class PosixFileSystem final : public FileSystem {
     }
     close(fd);  // the mapping keeps the file
     return std::make_unique<PosixReadOnlyMappedFile>(static_cast<const char*>(base), size);
+  }
+
+  absl::StatusOr<std::unique_ptr<RandomAccessFile>> OpenRandomAccess(const std::string& path,
+                                                                     bool direct) override {
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ErrnoStatus(errno, "open", path);
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+      absl::Status s = ErrnoStatus(errno, "fstat", path);
+      close(fd);
+      return s;
+    }
+    int direct_fd = -1;
+    if (direct) {
+      direct_fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
+      if (direct_fd < 0 && errno != EINVAL) {
+        absl::Status s = ErrnoStatus(errno, "open(O_DIRECT)", path);
+        close(fd);
+        return s;
+      }
+      if (direct_fd < 0) {
+        // Said once per process: every segment of the directory would say it.
+        static std::atomic<bool> said{false};
+        if (!said.exchange(true)) {
+          std::fprintf(stderr,
+                       "shoal: %s: the file system refuses O_DIRECT; reading node blocks "
+                       "through the page cache (same results)\n",
+                       path.c_str());
+        }
+      }
+    }
+    return std::make_unique<PosixRandomAccessFile>(path, fd, direct_fd,
+                                                   static_cast<uint64_t>(st.st_size));
   }
 
   absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(

@@ -9,12 +9,14 @@
 namespace shoal {
 
 absl::StatusOr<SourceSnapshot::Lookup> SourceSnapshot::Find(uint64_t id, size_t end,
-                                                            const float** vector) const {
+                                                            std::vector<float>* vector) const {
   for (size_t i = 0; i < std::min(end, sources_.size()); ++i) {
     const Source& source = sources_[i];
     if (source.mem != nullptr) {
-      switch (source.mem->Get(id, vector)) {
+      const float* v = nullptr;
+      switch (source.mem->Get(id, &v)) {
         case MemTable::Lookup::kFound:
+          if (vector != nullptr) vector->assign(v, v + source.mem->dim());
           return Lookup::kLive;
         case MemTable::Lookup::kDeleted:
           return Lookup::kDeleted;

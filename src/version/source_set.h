@@ -66,12 +66,12 @@ class SourceSnapshot {
   bool empty() const { return sources_.empty(); }
 
   // The newest version of `id` among the `end` newest sources: kLive (and
-  // *vector, valid while the snapshot lives) from the first that holds a
-  // vector, kDeleted when the first that names it holds a tombstone.
-  // DataLossError from a damaged segment.
+  // its vector copied into *vector, unless null) from the first that holds
+  // a vector, kDeleted when the first that names it holds a tombstone.
+  // DataLossError from a damaged segment; an error reading one.
   [[nodiscard]] absl::StatusOr<Lookup> Find(uint64_t id, size_t end,
-                                            const float** vector) const;
-  [[nodiscard]] absl::StatusOr<Lookup> Find(uint64_t id, const float** vector) const {
+                                            std::vector<float>* vector) const;
+  [[nodiscard]] absl::StatusOr<Lookup> Find(uint64_t id, std::vector<float>* vector) const {
     return Find(id, sources_.size(), vector);
   }
 

@@ -86,8 +86,8 @@ void Touch(const float* v, uint32_t dim) {
 // hold. Aborts when a promise that holds for any file that opened breaks;
 // returns whether every answer agreed with the listing, which is promised
 // only for a file that passes VerifyAll. (`seg` and the listing's segment
-// map the same buffer, so their vector pointers compare.)
-bool FindAgrees(const Segment& seg, const std::vector<Entry>& live,
+// map the same buffer; Find copies, so vectors compare by value.)
+bool FindAgrees(const Segment& seg, uint32_t dim, const std::vector<Entry>& live,
                 const std::vector<Entry>& tombstones) {
   bool agrees = true;
   std::set<uint64_t> held;
@@ -95,11 +95,12 @@ bool FindAgrees(const Segment& seg, const std::vector<Entry>& live,
   for (const Entry& e : tombstones) held.insert(e.id);
   for (size_t i = 0; i < std::min(live.size(), kMaxLookups); ++i) {
     uint64_t sequence = 0;
-    const float* vector = nullptr;
+    std::vector<float> vector;
     const absl::StatusOr<Segment::Lookup> found = seg.Find(live[i].id, &sequence, &vector);
     FUZZ_CHECK(found.ok() || absl::IsDataLoss(found.status()));
     agrees = agrees && found.ok() && *found == Segment::Lookup::kLive &&
-             sequence == live[i].sequence && vector == live[i].vector;
+             sequence == live[i].sequence && vector.size() == dim &&
+             std::memcmp(vector.data(), live[i].vector, vector.size() * sizeof(float)) == 0;
   }
   // A tombstone is in the id table alone: Find never reads a block for it.
   for (size_t i = 0; i < std::min(tombstones.size(), kMaxLookups); ++i) {
@@ -195,7 +196,7 @@ void CheckOpened(const Segment& listed, const Segment& fresh, uint32_t dim, uint
     queries.emplace_back(live.back().vector, live.back().vector + dim);
   }
   CheckSearch(fresh, queries, params, live, complete);
-  const bool agrees = FindAgrees(fresh, live, tombstones);
+  const bool agrees = FindAgrees(fresh, dim, live, tombstones);
 
   const absl::Status verified = fresh.VerifyAll();
   FUZZ_CHECK(verified.ok() || absl::IsDataLoss(verified));

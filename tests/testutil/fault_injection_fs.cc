@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "util/status_macros.h"
 
 namespace shoal::test {
 namespace {
@@ -50,6 +51,7 @@ const char* FsOpName(FsOp op) {
     case FsOp::kLock: return "lock";
     case FsOp::kMkdir: return "mkdir";
     case FsOp::kReserve: return "reserve";
+    case FsOp::kPread: return "pread";
     case FsOp::kAny: return "any";
   }
   return "?";
@@ -159,6 +161,25 @@ class FaultInjectionFileSystem::FaultWritableFile final : public WritableFile {
   const std::shared_ptr<Node> node_;
   const std::string path_;
   std::unique_ptr<WritableFile> base_;
+};
+
+// Reads only; nothing to track for durability.
+class FaultInjectionFileSystem::FaultRandomAccessFile final : public RandomAccessFile {
+ public:
+  FaultRandomAccessFile(FaultInjectionFileSystem* fs, std::string path,
+                        std::unique_ptr<RandomAccessFile> base)
+      : fs_(fs), path_(std::move(path)), base_(std::move(base)) {}
+  absl::Status Read(uint64_t offset, size_t n, char* scratch) const override {
+    if (absl::Status s = fs_->Check(FsOp::kPread, path_); !s.ok()) return s;
+    return base_->Read(offset, n, scratch);
+  }
+  uint64_t size() const override { return base_->size(); }
+  bool direct() const override { return base_->direct(); }
+
+ private:
+  FaultInjectionFileSystem* const fs_;
+  const std::string path_;
+  const std::unique_ptr<RandomAccessFile> base_;
 };
 
 class FaultInjectionFileSystem::FaultFileLock final : public FileLock {
@@ -496,6 +517,15 @@ absl::StatusOr<std::unique_ptr<ReadOnlyMappedFile>> FaultInjectionFileSystem::Op
     const std::string& path) {
   if (absl::Status s = Check(FsOp::kMmap, path); !s.ok()) return s;
   return base_->OpenReadOnlyMapped(path);
+}
+
+absl::StatusOr<std::unique_ptr<RandomAccessFile>> FaultInjectionFileSystem::OpenRandomAccess(
+    const std::string& path, bool direct) {
+  if (absl::Status s = Check(FsOp::kMmap, path); !s.ok()) return s;
+  SHOAL_ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessFile> file,
+                         base_->OpenRandomAccess(path, direct));
+  return std::unique_ptr<RandomAccessFile>(
+      new FaultRandomAccessFile(this, path, std::move(file)));
 }
 
 absl::StatusOr<std::unique_ptr<WritableFile>> FaultInjectionFileSystem::NewWritableFile(

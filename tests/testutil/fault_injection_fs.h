@@ -70,12 +70,13 @@ enum class FsOp : uint8_t {
   kSync,       // WritableFile::Sync, MappedFile::Sync and SyncPrefix, SyncDir
   kRename,     // Rename
   kRead,       // ReadFile, FileSize, ListDir
-  kMmap,       // OpenMapped, OpenDirect, OpenReadOnlyMapped
+  kMmap,       // OpenMapped, OpenDirect, OpenReadOnlyMapped, OpenRandomAccess
   kRemove,     // RemoveFile, RemoveDirRecursive
   kTruncate,   // Truncate, MappedFile::CloseAndTruncate
   kLock,       // LockFile
   kMkdir,      // CreateDir
   kReserve,    // MappedFile::Reserve (fail it with kResourceExhausted: a full disk)
+  kPread,      // RandomAccessFile::Read (disk-resident segments' node blocks)
   kAny,        // only in fault specs: every operation counts
 };
 inline constexpr size_t kFsOpKinds = static_cast<size_t>(FsOp::kAny);
@@ -156,6 +157,8 @@ class FaultInjectionFileSystem final : public FileSystem {
                                                          size_t resume_offset) override;
   absl::StatusOr<std::unique_ptr<ReadOnlyMappedFile>> OpenReadOnlyMapped(
       const std::string& path) override;
+  absl::StatusOr<std::unique_ptr<RandomAccessFile>> OpenRandomAccess(const std::string& path,
+                                                                     bool direct) override;
   absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(
       const std::string& path) override;
   absl::StatusOr<std::string> ReadFile(const std::string& path) override;
@@ -173,6 +176,7 @@ class FaultInjectionFileSystem final : public FileSystem {
  private:
   class FaultMappedFile;
   class FaultWritableFile;
+  class FaultRandomAccessFile;
   class FaultFileLock;
 
   // A tracked file. Handles share it, so a rename moves it with them.

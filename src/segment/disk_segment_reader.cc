@@ -1,0 +1,283 @@
+// Copyright 2026 The shoal Authors.
+
+#include "segment/disk_segment_reader.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "segment/segment_checks.h"
+#include "util/aligned_buffer.h"
+#include "util/coding.h"
+#include "util/hash.h"
+#include "util/status_macros.h"
+
+namespace shoal::segment {
+namespace {
+
+// Sequential scans (ForEachVector, ForEachNode, VerifyAll) read about this
+// many bytes of blocks per pread.
+constexpr size_t kScanBytes = size_t{1} << 20;
+
+// Buffer for a lookup's block (Find): a lookup never nests in another.
+thread_local AlignedBuffer tls_find_buffer;
+
+// Reads [offset, offset + n) of `file` into dst. The file ending early is
+// DataLossError; any error names the file and the offset.
+absl::Status ReadFileAt(const RandomAccessFile& file, const std::string& path, uint64_t offset,
+                        size_t n, char* dst) {
+  absl::Status s = file.Read(offset, n, dst);
+  if (s.ok()) return s;
+  if (absl::IsOutOfRange(s)) {
+    return Corruption(path, absl::StrCat("file ends before offset ", offset + n,
+                                         " (truncated since it was opened?)"));
+  }
+  return absl::Status(s.code(), absl::StrCat("segment ", path, ": read of ", n,
+                                             " bytes at offset ", offset, ": ", s.message()));
+}
+
+uint64_t NowNs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+}  // namespace
+
+DiskSegmentReader::DiskSegmentReader(std::string path, std::unique_ptr<RandomAccessFile> file,
+                                     const Header& header, const Footer& footer,
+                                     std::string tail, std::unique_ptr<Sq8> sq8)
+    : path_(std::move(path)),
+      file_(std::move(file)),
+      header_(header),
+      footer_(footer),
+      tail_(std::move(tail)),
+      entry_count_(header.vector_count + header.tombstone_count),
+      sq8_(std::move(sq8)),
+      codes_(header.code == VectorCode::kNone
+                 ? nullptr
+                 : reinterpret_cast<const uint8_t*>(tail_.data()) + 8 * size_t{header.dim}),
+      id_table_(tail_.data() + header.CodeAreaBytes()) {}
+
+absl::StatusOr<std::shared_ptr<Segment>> DiskSegmentReader::Open(FileSystem* fs,
+                                                                 const std::string& path,
+                                                                 uint32_t dim, Metric metric,
+                                                                 size_t node_cache_bytes) {
+  SHOAL_ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessFile> file,
+                         fs->OpenRandomAccess(path, /*direct=*/true));
+  const uint64_t size = file->size();
+  if (size < kHeaderSize + kFooterSize) {
+    return Corruption(path, absl::StrCat("truncated: ", size, " bytes"));
+  }
+  AlignedBuffer sector;
+  Header header;
+  Footer footer;
+  std::string footer_bytes(kFooterSize, '\0');
+  SHOAL_RETURN_IF_ERROR(ReadFileAt(*file, path, 0, kHeaderSize, sector.Reserve(kHeaderSize)));
+  SHOAL_RETURN_IF_ERROR(
+      DecodeHeader(std::string_view(sector.data(), kHeaderSize), path, &header));
+  SHOAL_RETURN_IF_ERROR(
+      ReadFileAt(*file, path, size - kFooterSize, kFooterSize, footer_bytes.data()));
+  SHOAL_RETURN_IF_ERROR(DecodeFooter(footer_bytes, path, &footer));
+  SHOAL_RETURN_IF_ERROR(CheckShape(header, dim, metric, path));
+  SHOAL_RETURN_IF_ERROR(CheckLayout(header, footer, size, path));
+  if (header.code != VectorCode::kSq8 && header.vector_count > 0) {
+    return std::shared_ptr<Segment>();  // no codes to navigate on: the caller maps it
+  }
+  // The codes area and the id table are adjacent: one read.
+  const uint64_t tail_offset = footer.nodes_offset + footer.nodes_bytes;
+  std::string tail(header.CodeAreaBytes() + footer.id_table_bytes, '\0');
+  SHOAL_RETURN_IF_ERROR(ReadFileAt(*file, path, tail_offset, tail.size(), tail.data()));
+  if (Checksum64(tail.data() + header.CodeAreaBytes(), footer.id_table_bytes) !=
+      footer.id_table_checksum) {
+    return Corruption(path, absl::StrCat("id table checksum mismatch (offset ",
+                                         footer.id_table_offset, ")"));
+  }
+  std::unique_ptr<Sq8> sq8;
+  if (header.code == VectorCode::kSq8) {
+    SHOAL_ASSIGN_OR_RETURN(sq8, ReadCodes(tail.data(), tail_offset, header, footer, path));
+  }
+  std::shared_ptr<DiskSegmentReader> segment(new DiskSegmentReader(
+      path, std::move(file), header, footer, std::move(tail), std::move(sq8)));
+  SHOAL_RETURN_IF_ERROR(CheckIdTable(segment->id_table_, header, path));
+  if (header.vector_count > 0) {
+    DiskSegmentReader* s = segment.get();
+    SHOAL_RETURN_IF_ERROR(s->cache_.Build(
+        header.layout, header.medoid, node_cache_bytes,
+        [s](uint32_t node, char* out) { return s->ReadRecord(node, out); }));
+  }
+  return segment;
+}
+
+absl::Status DiskSegmentReader::ReadAt(uint64_t offset, size_t n, char* dst,
+                                       IoCounts* io) const {
+  if (io == nullptr) return ReadFileAt(*file_, path_, offset, n, dst);
+  const uint64_t start = NowNs();
+  absl::Status s = ReadFileAt(*file_, path_, offset, n, dst);
+  io->wait_ns += NowNs() - start;
+  ++io->reads;
+  return s;
+}
+
+absl::Status DiskSegmentReader::ReadBlocks(std::span<const uint32_t> blocks, char* dst,
+                                           IoCounts* io) const {
+  const size_t block_bytes = header_.layout.block_bytes();
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    char* at = dst + i * block_bytes;
+    SHOAL_RETURN_IF_ERROR(ReadAt(BlockOffset(blocks[i]), block_bytes, at, io));
+    SHOAL_RETURN_IF_ERROR(CheckNodeBlock(at, blocks[i], header_, footer_, path_));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DiskSegmentReader::ReadBlockRun(uint64_t first, uint64_t count, char* dst) const {
+  const size_t block_bytes = header_.layout.block_bytes();
+  SHOAL_RETURN_IF_ERROR(ReadAt(BlockOffset(first), count * block_bytes, dst, nullptr));
+  for (uint64_t i = 0; i < count; ++i) {
+    SHOAL_RETURN_IF_ERROR(CheckNodeBlock(dst + i * block_bytes, static_cast<uint32_t>(first + i),
+                                         header_, footer_, path_));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DiskSegmentReader::ReadRecord(uint32_t node, char* out) const {
+  AlignedBuffer& buffer = tls_find_buffer;
+  char* block = buffer.Reserve(header_.layout.block_bytes());
+  const uint32_t b = BlockOf(node);
+  SHOAL_RETURN_IF_ERROR(ReadBlocks(std::span<const uint32_t>(&b, 1), block, nullptr));
+  std::memcpy(out, block + OffsetInBlock(node), header_.layout.node_bytes);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Segment::Lookup> DiskSegmentReader::Find(uint64_t id, uint64_t* sequence,
+                                                        std::vector<float>* vector) const {
+  const uint64_t i = FindEntry(id_table_, entry_count_, id);
+  if (i == entry_count_) return Lookup::kAbsent;
+  const uint32_t node = EntryNode(id_table_, i);
+  if (node != kNoNode && vector != nullptr) {
+    std::vector<char> record(header_.layout.node_bytes);
+    SHOAL_RETURN_IF_ERROR(ReadRecord(node, record.data()));
+    SHOAL_RETURN_IF_ERROR(CheckRecordMatches(record.data(), node, id,
+                                             EntrySequence(id_table_, i), header_, path_));
+    const float* v = reinterpret_cast<const float*>(record.data());
+    vector->assign(v, v + header_.dim);
+  }
+  if (sequence != nullptr) *sequence = EntrySequence(id_table_, i);
+  return node == kNoNode ? Lookup::kDeleted : Lookup::kLive;
+}
+
+absl::Status DiskSegmentReader::ForEachRecord(
+    const std::function<void(uint32_t node, const char* record)>& fn) const {
+  const NodeLayout& layout = header_.layout;
+  const uint64_t run = std::max<uint64_t>(1, kScanBytes / layout.block_bytes());
+  AlignedBuffer buffer;
+  char* blocks = buffer.Reserve(run * layout.block_bytes());
+  for (uint64_t first = 0; first < header_.block_count; first += run) {
+    const uint64_t count = std::min(run, header_.block_count - first);
+    SHOAL_RETURN_IF_ERROR(ReadBlockRun(first, count, blocks));
+    const uint64_t end = std::min<uint64_t>(header_.vector_count,
+                                            (first + count) * layout.nodes_per_block);
+    for (uint64_t node = first * layout.nodes_per_block; node < end; ++node) {
+      const uint64_t b = node / layout.nodes_per_block - first;
+      fn(static_cast<uint32_t>(node),
+         blocks + b * layout.block_bytes() + OffsetInBlock(static_cast<uint32_t>(node)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DiskSegmentReader::ForEachNode(
+    const std::function<void(uint32_t node, uint64_t id, uint64_t sequence, const float* vector,
+                             std::span<const uint32_t> neighbors)>& fn) const {
+  const NodeLayout& layout = header_.layout;
+  std::vector<uint32_t> neighbors;
+  return ForEachRecord([&](uint32_t node, const char* record) {
+    // Checked: degree <= R and every neighbour < vector_count.
+    neighbors.resize(DecodeFixed32(record + layout.degree_offset()));
+    for (size_t k = 0; k < neighbors.size(); ++k) {
+      neighbors[k] = DecodeFixed32(record + layout.neighbors_offset() + 4 * k);
+    }
+    fn(node, DecodeFixed64(record + layout.id_offset()),
+       DecodeFixed64(record + layout.sequence_offset()),
+       reinterpret_cast<const float*>(record), neighbors);
+  });
+}
+
+absl::Status DiskSegmentReader::ForEachVector(
+    const std::function<void(uint64_t id, uint64_t sequence, const float* vector)>& fn) const {
+  const NodeLayout& layout = header_.layout;
+  return ForEachRecord([&](uint32_t, const char* record) {
+    fn(DecodeFixed64(record + layout.id_offset()),
+       DecodeFixed64(record + layout.sequence_offset()),
+       reinterpret_cast<const float*>(record));
+  });
+}
+
+void DiskSegmentReader::ForEachEntry(
+    const std::function<void(uint64_t id, uint64_t sequence, bool live)>& fn) const {
+  for (uint64_t i = 0; i < entry_count_; ++i) {
+    fn(EntryId(id_table_, i), EntrySequence(id_table_, i), EntryNode(id_table_, i) != kNoNode);
+  }
+}
+
+void DiskSegmentReader::ForEachTombstone(
+    const std::function<void(uint64_t id, uint64_t sequence)>& fn) const {
+  for (uint64_t i = 0; i < entry_count_; ++i) {
+    if (EntryNode(id_table_, i) == kNoNode) fn(EntryId(id_table_, i), EntrySequence(id_table_, i));
+  }
+}
+
+absl::Status DiskSegmentReader::VerifyAll() const {
+  // Re-reads everything from the file: it may have changed since Open.
+  AlignedBuffer sector;
+  SHOAL_RETURN_IF_ERROR(ReadAt(0, kHeaderSize, sector.Reserve(kHeaderSize), nullptr));
+  Header header;
+  SHOAL_RETURN_IF_ERROR(DecodeHeader(std::string_view(sector.data(), kHeaderSize), path_,
+                                     &header));
+  std::string footer_bytes(kFooterSize, '\0');
+  SHOAL_RETURN_IF_ERROR(
+      ReadAt(file_->size() - kFooterSize, kFooterSize, footer_bytes.data(), nullptr));
+  Footer footer;
+  SHOAL_RETURN_IF_ERROR(DecodeFooter(footer_bytes, path_, &footer));
+  if (std::memcmp(&footer, &footer_, sizeof(Footer)) != 0 ||
+      header.vector_count != header_.vector_count ||
+      header.tombstone_count != header_.tombstone_count || header.medoid != header_.medoid) {
+    return Corruption(path_, "header or footer changed since the segment was opened");
+  }
+  const uint64_t tail_offset = footer_.nodes_offset + footer_.nodes_bytes;
+  std::string tail(tail_.size(), '\0');
+  SHOAL_RETURN_IF_ERROR(ReadAt(tail_offset, tail.size(), tail.data(), nullptr));
+  const char* table = tail.data() + header_.CodeAreaBytes();
+  if (Checksum64(table, footer_.id_table_bytes) != footer_.id_table_checksum) {
+    return Corruption(path_, absl::StrCat("id table checksum mismatch (offset ",
+                                          footer_.id_table_offset, ")"));
+  }
+  if (header_.code != VectorCode::kNone) {
+    SHOAL_RETURN_IF_ERROR(ReadCodes(tail.data(), tail_offset, header_, footer_, path_).status());
+  }
+  SHOAL_RETURN_IF_ERROR(CheckIdTable(table, header_, path_));
+  // Every block, and that each record holds its id table entry's id and
+  // sequence (searches take them from the records, Find from the table).
+  std::vector<uint64_t> entry_of_node(header_.vector_count);
+  for (uint64_t i = 0; i < entry_count_; ++i) {
+    const uint32_t node = EntryNode(table, i);
+    if (node != kNoNode) entry_of_node[node] = i;
+  }
+  absl::Status mismatch;
+  SHOAL_RETURN_IF_ERROR(ForEachRecord([&](uint32_t node, const char* record) {
+    if (!mismatch.ok()) return;
+    const uint64_t i = entry_of_node[node];
+    if (!CheckRecordMatches(record, node, EntryId(table, i), EntrySequence(table, i), header_,
+                            path_)
+             .ok()) {
+      mismatch = Corruption(path_, absl::StrCat("node ", node, " does not hold the id and "
+                                                "sequence of id table entry ", i, " (offset ",
+                                                footer_.id_table_offset + i * kIdEntrySize,
+                                                ")"));
+    }
+  }));
+  return mismatch;
+}
+
+}  // namespace shoal::segment

@@ -1,0 +1,144 @@
+// Copyright 2026 The shoal Authors.
+//
+// The Segment implementation for SegmentStorage::kDisk (DiskANN's search
+// from SSD): only what navigation needs is in RAM, the full vectors and
+// neighbour lists stay in the file.
+//
+// In RAM, read and checked at Open: the header, the footer, the id table
+// (its checksum and order), the SQ8 codes (their checksum) and the node
+// cache (node_cache.h). Version 1 files and files written without codes
+// are not opened (navigating on full vectors would read a block per
+// distance): Segment::Open maps them instead.
+//
+// Node blocks are read on demand with pread into 4096-aligned buffers,
+// O_DIRECT where the file system allows it (RandomAccessFile), and each
+// block's checksum and neighbour list are checked on every read: nothing is
+// trusted once it has left RAM. A damaged block is DataLossError "segment
+// <path>: node block B (offset N) ..." for the query that read it; a failed
+// read is that read's error, with the file and offset, for that query only.
+//
+// Search (disk_segment_search.cc): beam search on the codes; each hop reads
+// the blocks of its beam_width nodes (those not in the cache) and every
+// expanded node's exact distance, from the full vector just read, joins a
+// rerank set whose k closest visible entries are the answer.
+//
+// Thread-safe: immutable after Open; per-thread scratch (buffers, candidate
+// list, visited set) is pooled in thread_locals.
+
+#ifndef SHOAL_SRC_SEGMENT_DISK_SEGMENT_READER_H_
+#define SHOAL_SRC_SEGMENT_DISK_SEGMENT_READER_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "segment/node_cache.h"
+#include "segment/segment.h"
+#include "segment/segment_format.h"
+#include "segment/sq8.h"
+
+namespace shoal::segment {
+
+struct DiskSearchScratch;  // disk_segment_search.cc
+
+class DiskSegmentReader final : public Segment {
+ public:
+  // As Segment::Open with SegmentStorage::kDisk, except that a file with
+  // vectors but no codes gives null (and OK).
+  static absl::StatusOr<std::shared_ptr<Segment>> Open(FileSystem* fs, const std::string& path,
+                                                       uint32_t dim, Metric metric,
+                                                       size_t node_cache_bytes);
+
+  uint64_t vector_count() const override { return header_.vector_count; }
+  uint64_t tombstone_count() const override { return header_.tombstone_count; }
+  const std::string& path() const override { return path_; }
+
+  absl::StatusOr<Lookup> Find(uint64_t id, uint64_t* sequence,
+                              std::vector<float>* vector) const override;
+  absl::Status Search(const float* query, const SearchOptions& options,
+                      const std::function<bool(uint64_t id, uint64_t sequence)>& visible,
+                      TopK* top, SegmentSearchStats* stats) const override;
+  uint32_t medoid() const override { return header_.medoid; }
+  uint32_t build_list_size() const override { return header_.build_list_size; }
+  absl::Status ForEachNode(
+      const std::function<void(uint32_t node, uint64_t id, uint64_t sequence,
+                               const float* vector, std::span<const uint32_t> neighbors)>& fn)
+      const override;
+  absl::Status ForEachVector(
+      const std::function<void(uint64_t id, uint64_t sequence, const float* vector)>& fn)
+      const override;
+  void ForEachEntry(
+      const std::function<void(uint64_t id, uint64_t sequence, bool live)>& fn) const override;
+  void ForEachTombstone(
+      const std::function<void(uint64_t id, uint64_t sequence)>& fn) const override;
+  absl::Status VerifyAll() const override;
+
+  // Nodes pinned in the node cache.
+  size_t cached_nodes() const { return cache_.node_count(); }
+  // Whether aligned reads bypass the page cache (O_DIRECT).
+  bool direct_io() const { return file_->direct(); }
+
+ private:
+  // Time and count of reads, for SegmentSearchStats.
+  struct IoCounts {
+    uint64_t reads = 0;
+    uint64_t wait_ns = 0;
+  };
+
+  DiskSegmentReader(std::string path, std::unique_ptr<RandomAccessFile> file,
+                    const Header& header, const Footer& footer, std::string tail,
+                    std::unique_ptr<Sq8> sq8);
+
+  // Reads [offset, offset + n) into dst. The file ending early is
+  // DataLossError; any error names the file and the offset.
+  absl::Status ReadAt(uint64_t offset, size_t n, char* dst, IoCounts* io) const;
+  // Reads node blocks blocks[i] into dst + i * block_bytes and checks each
+  // (segment_checks.h). REQUIRES: dst aligned to 4096. The one place a
+  // search reads the file: one pread per block, in turn (a pipelined
+  // version submits them all, then waits).
+  absl::Status ReadBlocks(std::span<const uint32_t> blocks, char* dst, IoCounts* io) const;
+  // Reads blocks [first, first + count) with one pread and checks each.
+  absl::Status ReadBlockRun(uint64_t first, uint64_t count, char* dst) const;
+  // Calls fn(node, record) for every node in order, reading blocks in runs
+  // of about kScanBytes.
+  absl::Status ForEachRecord(
+      const std::function<void(uint32_t node, const char* record)>& fn) const;
+  // Reads the block of `node`, checks it, and copies node's record to out
+  // (node_bytes).
+  absl::Status ReadRecord(uint32_t node, char* out) const;
+
+  uint32_t BlockOf(uint32_t node) const { return node / header_.layout.nodes_per_block; }
+  size_t OffsetInBlock(uint32_t node) const {
+    return size_t{node % header_.layout.nodes_per_block} * header_.layout.node_bytes;
+  }
+  uint64_t BlockOffset(uint64_t block) const {
+    return footer_.nodes_offset + block * header_.layout.block_bytes();
+  }
+  const uint8_t* Code(uint32_t node) const { return codes_ + size_t{node} * header_.code_bytes; }
+
+  // ---- disk_segment_search.cc ----
+  // Points s->records[i] at the record of s->beam[i]: from the cache, or
+  // from a block read now into s's buffer.
+  absl::Status FetchBeam(DiskSearchScratch* s, SegmentSearchStats* stats, IoCounts* io) const;
+  // The beam search, leaving every expanded node, with its exact distance,
+  // in s->rerank.
+  absl::Status Walk(const float* query, const SearchOptions& options, DiskSearchScratch* s,
+                    SegmentSearchStats* stats, IoCounts* io) const;
+
+  const std::string path_;
+  const std::unique_ptr<RandomAccessFile> file_;
+  const Header header_;
+  const Footer footer_;
+  const std::string tail_;     // the codes area, then the id table
+  const uint64_t entry_count_;
+  const std::unique_ptr<Sq8> sq8_;  // null only without vectors
+  const uint8_t* const codes_;      // node 0's code, in tail_; null without codes
+  const char* const id_table_;      // in tail_
+  NodeCache cache_;                 // built in Open, then immutable
+};
+
+}  // namespace shoal::segment
+
+#endif  // SHOAL_SRC_SEGMENT_DISK_SEGMENT_READER_H_

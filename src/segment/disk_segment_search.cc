@@ -1,0 +1,206 @@
+// Copyright 2026 The shoal Authors.
+//
+// Beam search over a disk-resident segment (DiskSegmentReader::Search),
+// DiskANN's search from SSD.
+//
+// The candidate list holds the L closest nodes by their SQ8 codes (in RAM).
+// Each hop takes the beam_width closest unexpanded ones and fetches their
+// records: from the node cache, or by reading their blocks (FetchBeam, which
+// reads through ReadBlocks, the one function a pipelined reader replaces).
+// A record read gives two things at once: the neighbour list, whose new
+// nodes join the list by their code distance, and the full vector, whose
+// exact distance puts the node in the rerank set. The search ends when every
+// listed node has been expanded; the rerank set (every expanded node, so a
+// superset of the final list) sorted by exact distance gives the answer.
+//
+// Each thread keeps its scratch (list, visited set, block buffer, rerank
+// set) in a thread_local, so a query allocates nothing once its thread has
+// searched a segment this large. Reentrant, as segment_search.cc.
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "distance/distance.h"
+#include "segment/candidate_list.h"
+#include "segment/disk_segment_reader.h"
+#include "segment/sq8.h"
+#include "segment/visited_set.h"
+#include "util/aligned_buffer.h"
+#include "util/coding.h"
+#include "util/status_macros.h"
+
+namespace shoal::segment {
+
+struct DiskSearchScratch {
+  // An expanded node with its exact distance and its entry.
+  struct Ranked {
+    float distance;
+    uint32_t node;
+    uint64_t id;
+    uint64_t sequence;
+  };
+  static constexpr uint32_t kCached = 0xFFFFFFFFu;
+
+  CandidateList list;
+  VisitedSet visited;
+  std::vector<uint32_t> beam;          // this hop's nodes
+  std::vector<const char*> records;    // their records (cache or buffer)
+  std::vector<uint32_t> slot;          // their block's index in `blocks`, or kCached
+  std::vector<uint32_t> blocks;        // blocks read this hop
+  AlignedBuffer buffer;                // their bytes
+  Sq8Query sq8;
+  std::vector<Ranked> rerank;
+  bool in_use = false;
+};
+
+namespace {
+
+thread_local DiskSearchScratch tls_disk_scratch;
+
+// This thread's scratch, or a fresh one when a search on this thread is
+// already using it (a `visible` callback that searches).
+class DiskScratchLease {
+ public:
+  DiskScratchLease() : s_(&tls_disk_scratch) {
+    if (s_->in_use) {
+      own_ = std::make_unique<DiskSearchScratch>();
+      s_ = own_.get();
+    }
+    s_->in_use = true;
+  }
+  ~DiskScratchLease() { s_->in_use = false; }
+  DiskScratchLease(const DiskScratchLease&) = delete;
+  DiskScratchLease& operator=(const DiskScratchLease&) = delete;
+  DiskSearchScratch* get() const { return s_; }
+
+ private:
+  std::unique_ptr<DiskSearchScratch> own_;
+  DiskSearchScratch* s_;
+};
+
+uint64_t NowNs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+}  // namespace
+
+absl::Status DiskSegmentReader::FetchBeam(DiskSearchScratch* s, SegmentSearchStats* stats,
+                                          IoCounts* io) const {
+  const size_t w = s->beam.size();
+  s->records.assign(w, nullptr);
+  s->slot.assign(w, DiskSearchScratch::kCached);
+  s->blocks.clear();
+  for (size_t i = 0; i < w; ++i) {
+    const uint32_t u = s->beam[i];
+    if (const char* record = cache_.Find(u); record != nullptr) {
+      s->records[i] = record;
+      ++stats->cache_hits;
+      continue;
+    }
+    // Beam nodes may share a block (nodes_per_block > 1): read it once.
+    const uint32_t block = BlockOf(u);
+    auto at = std::find(s->blocks.begin(), s->blocks.end(), block);
+    s->slot[i] = static_cast<uint32_t>(at - s->blocks.begin());
+    if (at == s->blocks.end()) s->blocks.push_back(block);
+  }
+  if (s->blocks.empty()) return absl::OkStatus();
+  const size_t block_bytes = header_.layout.block_bytes();
+  char* bytes = s->buffer.Reserve(s->blocks.size() * block_bytes);
+  SHOAL_RETURN_IF_ERROR(ReadBlocks(s->blocks, bytes, io));
+  for (size_t i = 0; i < w; ++i) {
+    if (s->slot[i] == DiskSearchScratch::kCached) continue;
+    s->records[i] = bytes + size_t{s->slot[i]} * block_bytes + OffsetInBlock(s->beam[i]);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DiskSegmentReader::Walk(const float* query, const SearchOptions& options,
+                                     DiskSearchScratch* s, SegmentSearchStats* stats,
+                                     IoCounts* io) const {
+  const NodeLayout& layout = header_.layout;
+  const size_t n = header_.vector_count;
+  const size_t beam_width = std::max<uint32_t>(1, options.beam_width);
+  CandidateList& list = s->list;
+  // L as asked, but never more than the segment has nodes.
+  list.Reset(std::min<size_t>(std::max(options.list_size, options.k), n));
+  s->visited.Clear(n);
+  s->rerank.clear();
+
+  s->visited.TestAndSet(header_.medoid);
+  list.Insert(s->sq8.Distance(Code(header_.medoid)), header_.medoid);
+  ++stats->distance_computations;
+  while (true) {
+    s->beam.clear();
+    for (size_t i = list.NextUnexpanded(); i < list.size() && s->beam.size() < beam_width;
+         ++i) {
+      if (list.expanded(i)) continue;
+      list.MarkExpanded(i);
+      s->beam.push_back(list.node(i));
+    }
+    if (s->beam.empty()) break;
+    stats->hops += s->beam.size();
+    SHOAL_RETURN_IF_ERROR(FetchBeam(s, stats, io));
+    for (size_t i = 0; i < s->beam.size(); ++i) {
+      // Checked (cache or just read): degree <= R and every neighbour < n.
+      const char* record = s->records[i];
+      s->rerank.push_back(
+          {Distance(header_.metric, query, reinterpret_cast<const float*>(record), header_.dim),
+           s->beam[i], DecodeFixed64(record + layout.id_offset()),
+           DecodeFixed64(record + layout.sequence_offset())});
+      uint64_t computed = 1;  // the exact one
+      const uint32_t degree = DecodeFixed32(record + layout.degree_offset());
+      const char* neighbors = record + layout.neighbors_offset();
+      for (uint32_t k = 0; k < degree; ++k) {
+        const uint32_t v = DecodeFixed32(neighbors + 4 * k);
+        if (s->visited.TestAndSet(v)) continue;
+        const float d = s->sq8.Distance(Code(v));
+        ++computed;
+        if (list.Accepts(d)) list.Insert(d, v);
+      }
+      stats->distance_computations += computed;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DiskSegmentReader::Search(const float* query, const SearchOptions& options,
+                                       const std::function<bool(uint64_t, uint64_t)>& visible,
+                                       TopK* top, SegmentSearchStats* stats) const {
+  if (header_.vector_count == 0 || options.k == 0) return absl::OkStatus();
+  const uint64_t start = NowNs();
+  const DiskScratchLease lease;
+  DiskSearchScratch* s = lease.get();
+  s->sq8.Reset(*sq8_, header_.metric, query);
+  SegmentSearchStats counts;
+  IoCounts io;
+  absl::Status status = Walk(query, options, s, &counts, &io);
+  if (status.ok()) {
+    std::sort(s->rerank.begin(), s->rerank.end(), [](const auto& a, const auto& b) {
+      return a.distance < b.distance || (a.distance == b.distance && a.node < b.node);
+    });
+    uint32_t offered = 0;
+    for (size_t i = 0; i < s->rerank.size() && offered < options.k; ++i) {
+      const DiskSearchScratch::Ranked& r = s->rerank[i];
+      if (visible && !visible(r.id, r.sequence)) continue;
+      top->Push(r.id, r.distance);
+      ++offered;
+    }
+  }
+  if (stats != nullptr) {
+    const uint64_t total = NowNs() - start;
+    stats->hops += counts.hops;
+    stats->distance_computations += counts.distance_computations;
+    stats->cache_hits += counts.cache_hits;
+    stats->reads += io.reads;
+    stats->sectors_touched += io.reads * header_.layout.sectors_per_block;
+    stats->io_wait_ns += io.wait_ns;
+    stats->compute_ns += total > io.wait_ns ? total - io.wait_ns : 0;
+  }
+  return status;
+}
+
+}  // namespace shoal::segment

@@ -1,0 +1,43 @@
+// Copyright 2026 The shoal Authors.
+
+#include "segment/node_cache.h"
+
+#include <deque>
+
+#include "util/coding.h"
+#include "util/status_macros.h"
+
+namespace shoal::segment {
+
+absl::Status NodeCache::Build(const NodeLayout& layout, uint32_t medoid, size_t budget_bytes,
+                              const ReadRecordFn& read) {
+  node_bytes_ = layout.node_bytes;
+  const size_t capacity = budget_bytes / layout.node_bytes;
+  if (capacity == 0 || medoid == kNoNode) return absl::OkStatus();
+  // Records are appended in BFS order; a node is queued once (slot_ holds
+  // every queued node, its slot assigned when queued).
+  std::deque<uint32_t> queue{medoid};
+  slot_[medoid] = 0;
+  records_.reserve(capacity * node_bytes_);
+  while (!queue.empty()) {
+    const uint32_t node = queue.front();
+    queue.pop_front();
+    const size_t at = records_.size();
+    records_.resize(at + node_bytes_);
+    if (absl::Status s = read(node, records_.data() + at); !s.ok()) {
+      records_.clear();
+      slot_.clear();
+      return s;
+    }
+    // Checked: degree <= R and every neighbour < vector_count.
+    const char* record = records_.data() + at;
+    const uint32_t degree = DecodeFixed32(record + layout.degree_offset());
+    for (uint32_t k = 0; k < degree && slot_.size() < capacity; ++k) {
+      const uint32_t v = DecodeFixed32(record + layout.neighbors_offset() + 4 * k);
+      if (slot_.try_emplace(v, static_cast<uint32_t>(slot_.size())).second) queue.push_back(v);
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace shoal::segment

@@ -1,0 +1,54 @@
+// Copyright 2026 The shoal Authors.
+//
+// The node cache of a disk-resident segment: whole node records (full
+// vector, id, sequence, neighbour list) pinned in RAM for the segment's
+// lifetime, so that the first hops of every search, which all start at the
+// medoid, read nothing from the file (DiskANN's cached BFS levels).
+//
+// Which nodes: breadth-first from the medoid, level by level, until the next
+// record would pass the byte budget. Records come from blocks that passed
+// their checks (segment_checks.h); once in RAM they are trusted.
+//
+// Thread-safe: immutable after Build.
+
+#ifndef SHOAL_SRC_SEGMENT_NODE_CACHE_H_
+#define SHOAL_SRC_SEGMENT_NODE_CACHE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "segment/segment_format.h"
+
+namespace shoal::segment {
+
+class NodeCache {
+ public:
+  // Reads the checked record of `node` (layout.node_bytes bytes) into `out`.
+  using ReadRecordFn = std::function<absl::Status(uint32_t node, char* out)>;
+
+  // Pins the records breadth-first from `medoid` while they fit in
+  // `budget_bytes`. Errors of `read` are returned (the cache is then empty).
+  absl::Status Build(const NodeLayout& layout, uint32_t medoid, size_t budget_bytes,
+                     const ReadRecordFn& read);
+
+  // The pinned record of `node`, or null.
+  const char* Find(uint32_t node) const {
+    auto it = slot_.find(node);
+    return it == slot_.end() ? nullptr : records_.data() + size_t{it->second} * node_bytes_;
+  }
+  size_t node_count() const { return slot_.size(); }
+  size_t bytes() const { return records_.size(); }
+
+ private:
+  size_t node_bytes_ = 0;
+  std::vector<char> records_;                     // node_bytes_ per pinned node
+  absl::flat_hash_map<uint32_t, uint32_t> slot_;  // node -> index in records_
+};
+
+}  // namespace shoal::segment
+
+#endif  // SHOAL_SRC_SEGMENT_NODE_CACHE_H_

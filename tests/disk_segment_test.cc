@@ -1,0 +1,621 @@
+// Copyright 2026 The shoal Authors.
+//
+// Disk-resident segments (SegmentStorage::kDisk, DiskSegmentReader): the
+// same answers as the mapped reader over the same files, on tmpfs and on a
+// disk (O_DIRECT) and where direct I/O is refused; damaged blocks and failed
+// reads at query time; the node cache and the per-query statistics; and a
+// DB that opens its mapped-mode segments in disk mode.
+
+#include "segment/disk_segment_reader.h"
+
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "distance/distance.h"
+#include "gtest/gtest.h"
+#include "segment/segment.h"
+#include "segment/segment_format.h"
+#include "testutil/fault_injection_fs.h"
+#include "testutil/sanitized.h"
+#include "testutil/temp_dir.h"
+#include "util/file_system.h"
+#include "util/thread_pool.h"
+#include "util/top_k.h"
+
+namespace shoal {
+namespace {
+
+using test::kSanitized;
+using test::TempDir;
+
+constexpr uint32_t kDim = 32;
+constexpr size_t kPoints = kSanitized ? 2000 : 4000;
+constexpr size_t kQueries = kSanitized ? 30 : 60;
+constexpr uint32_t kLargeList = 200;
+
+// Clustered, so that a query's neighbourhood is a small part of the graph.
+std::vector<float> Clustered(size_t n, uint64_t seed, Metric metric) {
+  std::mt19937_64 rng(seed);
+  std::mt19937_64 centre_rng(77);  // same centres for data and queries
+  std::normal_distribution<float> gauss(0.0f, 1.0f);
+  constexpr size_t kCentres = 32;
+  std::vector<float> centres(kCentres * kDim);
+  for (float& x : centres) x = 3.0f * gauss(centre_rng);
+  std::vector<float> out(n * kDim);
+  for (size_t i = 0; i < n; ++i) {
+    const size_t c = rng() % kCentres;
+    for (size_t j = 0; j < kDim; ++j) out[i * kDim + j] = centres[c * kDim + j] + gauss(rng);
+    if (metric == Metric::kCosine) NormalizeInPlace(out.data() + i * kDim, kDim);
+  }
+  return out;
+}
+
+// A FileSystem on POSIX whose random-access files never use direct I/O: a
+// file system that refuses O_DIRECT, as tmpfs did before Linux 6.6. Without
+// `random_access`, one written before OpenRandomAccess existed.
+class NoDirectFileSystem final : public FileSystem {
+ public:
+  explicit NoDirectFileSystem(bool random_access = true) : random_access_(random_access) {}
+  absl::StatusOr<std::unique_ptr<RandomAccessFile>> OpenRandomAccess(const std::string& path,
+                                                                     bool direct) override {
+    if (!random_access_) return FileSystem::OpenRandomAccess(path, direct);
+    return base_->OpenRandomAccess(path, /*direct=*/false);
+  }
+  absl::StatusOr<std::unique_ptr<MappedFile>> OpenMapped(const std::string& path,
+                                                         size_t capacity,
+                                                         bool populate) override {
+    return base_->OpenMapped(path, capacity, populate);
+  }
+  absl::StatusOr<std::unique_ptr<ReadOnlyMappedFile>> OpenReadOnlyMapped(
+      const std::string& path) override {
+    return base_->OpenReadOnlyMapped(path);
+  }
+  absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(
+      const std::string& path) override {
+    return base_->NewWritableFile(path);
+  }
+  absl::StatusOr<std::string> ReadFile(const std::string& path) override {
+    return base_->ReadFile(path);
+  }
+  absl::Status Rename(const std::string& from, const std::string& to) override {
+    return base_->Rename(from, to);
+  }
+  absl::Status RemoveFile(const std::string& path) override { return base_->RemoveFile(path); }
+  absl::Status RemoveDirRecursive(const std::string& path) override {
+    return base_->RemoveDirRecursive(path);
+  }
+  absl::Status CreateDir(const std::string& path) override { return base_->CreateDir(path); }
+  absl::Status SyncDir(const std::string& path) override { return base_->SyncDir(path); }
+  absl::Status Truncate(const std::string& path, uint64_t length) override {
+    return base_->Truncate(path, length);
+  }
+  absl::StatusOr<std::vector<std::string>> ListDir(const std::string& path) override {
+    return base_->ListDir(path);
+  }
+  bool Exists(const std::string& path) override { return base_->Exists(path); }
+  absl::StatusOr<uint64_t> FileSize(const std::string& path) override {
+    return base_->FileSize(path);
+  }
+  absl::StatusOr<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
+    return base_->LockFile(path);
+  }
+
+ private:
+  FileSystem* const base_ = FileSystem::Default();
+  const bool random_access_;
+};
+
+// One segment file of kPoints clustered vectors (ids 100 + 3i), and queries.
+class DiskSegmentTest : public ::testing::Test {
+ protected:
+  void Build(const TempDir& dir, Metric metric, VectorCode code = VectorCode::kSq8) {
+    metric_ = metric;
+    path_ = dir.Sub("seg.vamana");
+    data_ = Clustered(kPoints, 1, metric);
+    queries_ = Clustered(kQueries, 2, metric);
+    for (size_t i = 0; i < kPoints; ++i) {
+      ids_.push_back(100 + 3 * i);
+      sequences_.push_back(1 + i);
+      model_[ids_.back()] = std::vector<float>(data_.begin() + i * kDim,
+                                               data_.begin() + (i + 1) * kDim);
+    }
+    SegmentContents contents;
+    contents.dim = kDim;
+    contents.metric = metric;
+    contents.ids = ids_;
+    contents.sequences = sequences_;
+    contents.vectors = data_.data();
+    SegmentBuildOptions build;
+    build.graph.max_degree = 32;
+    build.graph.build_list_size = 64;
+    build.code = code;
+    ThreadPool pool(2);
+    ASSERT_OK(BuildSegment(FileSystem::Default(), &pool, path_, contents, build));
+  }
+
+  absl::StatusOr<std::shared_ptr<Segment>> OpenDisk(size_t cache_bytes = 0,
+                                                    FileSystem* fs = FileSystem::Default()) {
+    return Segment::Open(fs, path_, kDim, metric_, {SegmentStorage::kDisk, cache_bytes});
+  }
+  std::shared_ptr<Segment> OpenMapped() {
+    auto s = Segment::Open(FileSystem::Default(), path_, kDim, metric_);
+    EXPECT_TRUE(s.ok()) << s.status();
+    return s.ok() ? *s : nullptr;
+  }
+
+  std::span<const float> Query(size_t q) const { return {queries_.data() + q * kDim, kDim}; }
+
+  static absl::StatusOr<std::vector<Neighbor>> Search(const Segment& segment,
+                                                      std::span<const float> query,
+                                                      uint32_t list_size = kLargeList,
+                                                      SegmentSearchStats* stats = nullptr,
+                                                      uint32_t beam_width = 1) {
+    SearchOptions options;
+    options.k = 10;
+    options.list_size = list_size;
+    options.beam_width = beam_width;
+    TopK top(options.k);
+    absl::Status s = segment.Search(query.data(), options, {}, &top, stats);
+    if (!s.ok()) return s;
+    return top.Take();
+  }
+
+  // Mean recall@10 of `segment` against the brute-force oracle.
+  double Recall(const Segment& segment, uint32_t beam_width = 1) {
+    size_t hits = 0;
+    for (size_t q = 0; q < kQueries; ++q) {
+      auto got = Search(segment, Query(q), kLargeList, nullptr, beam_width);
+      EXPECT_TRUE(got.ok()) << got.status();
+      if (!got.ok()) return 0;
+      std::set<uint64_t> truth;
+      for (const Neighbor& n : test::BruteForceTopK(model_, Query(q), metric_, 10)) {
+        truth.insert(n.id);
+      }
+      for (const Neighbor& n : *got) hits += truth.count(n.id);
+    }
+    return static_cast<double>(hits) / (10.0 * kQueries);
+  }
+
+  // Offset of the node block that holds `id`'s record.
+  uint64_t BlockOffsetOf(const Segment& segment, uint64_t id) {
+    uint32_t node = segment::kNoNode;
+    EXPECT_OK(segment.ForEachNode([&](uint32_t n, uint64_t i, uint64_t, const float*,
+                                      std::span<const uint32_t>) {
+      if (i == id) node = n;
+    }));
+    const segment::NodeLayout layout = segment::NodeLayout::For(kDim, 32);
+    return segment::kHeaderSize + uint64_t{node / layout.nodes_per_block} * layout.block_bytes();
+  }
+
+  void FlipByte(uint64_t offset) {
+    std::fstream f(path_, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(offset));
+    char c;
+    f.read(&c, 1);
+    c ^= 0x5a;
+    f.seekp(static_cast<std::streamoff>(offset));
+    f.write(&c, 1);
+  }
+
+  Metric metric_ = Metric::kL2;
+  std::string path_;
+  std::vector<float> data_, queries_;
+  std::vector<uint64_t> ids_, sequences_;
+  test::VectorMap model_;
+};
+
+// ---- Same answers as the mapped reader ----
+
+class DiskSegmentRecallTest
+    : public DiskSegmentTest,
+      public ::testing::WithParamInterface<std::tuple<Metric, TempDir::Storage>> {};
+
+TEST_P(DiskSegmentRecallTest, FindsWhatTheMappedReaderFindsWithExactDistances) {
+  const auto [metric, storage] = GetParam();
+  TempDir dir(storage);
+  Build(dir, metric);
+  std::shared_ptr<Segment> mapped = OpenMapped();
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> disk, OpenDisk(64 << 10));
+  const double mapped_recall = Recall(*mapped);
+  const double disk_recall = Recall(*disk);
+  EXPECT_GE(disk_recall, 0.95);
+  // Disk reranks every expanded node, a superset of the mapped reader's list.
+  EXPECT_GE(disk_recall, mapped_recall - 0.005);
+  size_t same_first = 0;
+  for (size_t q = 0; q < kQueries; ++q) {
+    ASSERT_OK_AND_ASSIGN(std::vector<Neighbor> d, Search(*disk, Query(q)));
+    ASSERT_OK_AND_ASSIGN(std::vector<Neighbor> m, Search(*mapped, Query(q)));
+    ASSERT_FALSE(d.empty());
+    same_first += d[0].id == m[0].id;
+    for (const Neighbor& n : d) {
+      const float exact = Distance(metric, Query(q).data(), model_[n.id].data(), kDim);
+      EXPECT_NEAR(n.distance, exact, 1e-4f * (1.0f + std::fabs(exact))) << n.id;
+    }
+  }
+  EXPECT_GE(same_first, kQueries * 95 / 100);
+}
+
+TEST_P(DiskSegmentRecallTest, WiderBeamsFindTheSameAnswers) {
+  const auto [metric, storage] = GetParam();
+  TempDir dir(storage);
+  Build(dir, metric);
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> disk, OpenDisk());
+  EXPECT_GE(Recall(*disk, /*beam_width=*/4), 0.95);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    MetricsAndStorage, DiskSegmentRecallTest,
+    ::testing::Combine(::testing::Values(Metric::kL2, Metric::kCosine),
+                       ::testing::Values(TempDir::Storage::kMemory, TempDir::Storage::kDisk)));
+
+TEST_F(DiskSegmentTest, UsesDirectIoOnADiskAndGivesTheSameAnswersWithout) {
+  TempDir dir(TempDir::Storage::kDisk);
+  Build(dir, Metric::kL2);
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> direct, OpenDisk());
+  NoDirectFileSystem no_direct;
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> buffered, OpenDisk(0, &no_direct));
+  // ext4 and xfs take O_DIRECT; the working directory might not.
+  std::printf("direct I/O on %s: %d\n", dir.path().c_str(),
+              static_cast<segment::DiskSegmentReader&>(*direct).direct_io());
+  EXPECT_FALSE(static_cast<segment::DiskSegmentReader&>(*buffered).direct_io());
+  for (size_t q = 0; q < kQueries; ++q) {
+    ASSERT_OK_AND_ASSIGN(std::vector<Neighbor> a, Search(*direct, Query(q)));
+    ASSERT_OK_AND_ASSIGN(std::vector<Neighbor> b, Search(*buffered, Query(q)));
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      EXPECT_EQ(a[i].id, b[i].id);
+      EXPECT_EQ(a[i].distance, b[i].distance);
+    }
+  }
+}
+
+TEST_F(DiskSegmentTest, FindCopiesVectorsAndScansReadEveryNode) {
+  TempDir dir;
+  Build(dir, Metric::kL2);
+  std::shared_ptr<Segment> mapped = OpenMapped();
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> disk, OpenDisk());
+  for (size_t i = 0; i < kPoints; i += 97) {
+    std::vector<float> v;
+    uint64_t sequence = 0;
+    ASSERT_OK_AND_ASSIGN(Segment::Lookup found, disk->Find(ids_[i], &sequence, &v));
+    EXPECT_EQ(found, Segment::Lookup::kLive);
+    EXPECT_EQ(sequence, sequences_[i]);
+    EXPECT_EQ(v, model_[ids_[i]]);
+  }
+  ASSERT_OK_AND_ASSIGN(Segment::Lookup absent, disk->Find(1, nullptr, nullptr));
+  EXPECT_EQ(absent, Segment::Lookup::kAbsent);
+  std::vector<std::tuple<uint32_t, uint64_t, std::vector<uint32_t>>> a, b;
+  auto collect = [](auto* out) {
+    return [out](uint32_t node, uint64_t id, uint64_t, const float*,
+                 std::span<const uint32_t> nb) {
+      out->emplace_back(node, id, std::vector<uint32_t>(nb.begin(), nb.end()));
+    };
+  };
+  ASSERT_OK(mapped->ForEachNode(collect(&a)));
+  ASSERT_OK(disk->ForEachNode(collect(&b)));
+  EXPECT_EQ(a.size(), kPoints);
+  EXPECT_EQ(a, b);
+  size_t vectors = 0;
+  ASSERT_OK(disk->ForEachVector([&](uint64_t id, uint64_t, const float* v) {
+    vectors += std::equal(v, v + kDim, model_[id].begin());
+  }));
+  EXPECT_EQ(vectors, kPoints);
+  EXPECT_OK(disk->VerifyAll());
+}
+
+TEST_F(DiskSegmentTest, SegmentWithoutCodesIsMappedInDiskMode) {
+  TempDir dir;
+  Build(dir, Metric::kL2, VectorCode::kNone);
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> disk, OpenDisk());
+  EXPECT_EQ(dynamic_cast<segment::DiskSegmentReader*>(disk.get()), nullptr);
+  EXPECT_GE(Recall(*disk), 0.95);
+}
+
+TEST_F(DiskSegmentTest, FileSystemWithoutRandomAccessMapsSegmentsInDiskMode) {
+  TempDir dir;
+  Build(dir, Metric::kL2);
+  NoDirectFileSystem old_fs(/*random_access=*/false);
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> segment, OpenDisk(0, &old_fs));
+  EXPECT_EQ(dynamic_cast<segment::DiskSegmentReader*>(segment.get()), nullptr);
+  EXPECT_GE(Recall(*segment), 0.95);
+}
+
+TEST_F(DiskSegmentTest, TombstonesOnlySegmentOpensAndAnswersFromItsIdTable) {
+  TempDir dir;
+  path_ = dir.Sub("tombstones.vamana");
+  const std::vector<uint64_t> ids = {5, 9}, sequences = {20, 21};
+  SegmentContents contents;
+  contents.dim = kDim;
+  contents.tombstone_ids = ids;
+  contents.tombstone_sequences = sequences;
+  ThreadPool pool(1);
+  ASSERT_OK(BuildSegment(FileSystem::Default(), &pool, path_, contents, {}));
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> disk, OpenDisk(64 << 10));
+  EXPECT_EQ(disk->vector_count(), 0u);
+  uint64_t sequence = 0;
+  ASSERT_OK_AND_ASSIGN(Segment::Lookup found, disk->Find(9, &sequence, nullptr));
+  EXPECT_EQ(found, Segment::Lookup::kDeleted);
+  EXPECT_EQ(sequence, 21u);
+  ASSERT_OK_AND_ASSIGN(std::vector<Neighbor> got, Search(*disk, Clustered(1, 3, metric_)));
+  EXPECT_TRUE(got.empty());
+  EXPECT_OK(disk->VerifyAll());
+}
+
+// ---- Faults ----
+
+TEST_F(DiskSegmentTest, FlippedByteInANodeBlockIsDataLossNamingFileAndOffsetAtQueryTime) {
+  TempDir dir;
+  Build(dir, Metric::kL2);
+  const uint64_t victim = ids_[kPoints / 2];
+  uint64_t offset = 0;
+  {
+    std::shared_ptr<Segment> mapped = OpenMapped();
+    offset = BlockOffsetOf(*mapped, victim);
+    ASSERT_NE(offset, BlockOffsetOf(*mapped, ids_[0]));
+  }
+  // Opened before the damage (as a running DB would be), without a cache:
+  // Open read nothing but the id table and codes.
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> disk, OpenDisk(0));
+  FlipByte(offset + 5);
+  // A query at the victim's own vector expands its node.
+  absl::StatusOr<std::vector<Neighbor>> hit = Search(*disk, model_[victim], 50);
+  ASSERT_STATUS_CODE(hit, absl::StatusCode::kDataLoss);
+  EXPECT_NE(hit.status().message().find(path_), std::string::npos) << hit.status();
+  EXPECT_NE(hit.status().message().find(absl::StrCat("offset ", offset)), std::string::npos)
+      << hit.status();
+  // Queries elsewhere do not read that block: they still answer, exactly.
+  size_t answered = 0;
+  for (size_t q = 0; q < kQueries; ++q) {
+    absl::StatusOr<std::vector<Neighbor>> got = Search(*disk, Query(q), 50);
+    if (!got.ok()) {
+      EXPECT_STATUS_CODE(got, absl::StatusCode::kDataLoss);
+      continue;
+    }
+    ++answered;
+    for (const Neighbor& n : *got) {
+      EXPECT_NEAR(n.distance, Distance(Metric::kL2, Query(q).data(), model_[n.id].data(), kDim),
+                  1e-3f * (1.0f + n.distance));
+    }
+  }
+  EXPECT_GT(answered, kQueries / 2);
+  // Find of the victim reads the block too; VerifyAll names it.
+  std::vector<float> v;
+  EXPECT_STATUS_CODE(disk->Find(victim, nullptr, &v), absl::StatusCode::kDataLoss);
+  EXPECT_STATUS_CODE(disk->VerifyAll(), absl::StatusCode::kDataLoss);
+}
+
+TEST_F(DiskSegmentTest, InjectedReadErrorFailsThatQueryAndLaterQueriesSucceed) {
+  TempDir dir;
+  Build(dir, Metric::kL2);
+  test::FaultInjectionFileSystem fs;
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> disk, OpenDisk(0, &fs));
+  ASSERT_OK_AND_ASSIGN(std::vector<Neighbor> before, Search(*disk, Query(0)));
+  fs.FailNth(test::FsOp::kPread, 1, false, absl::StatusCode::kInternal);
+  absl::StatusOr<std::vector<Neighbor>> failed = Search(*disk, Query(0));
+  ASSERT_STATUS_CODE(failed, absl::StatusCode::kInternal);
+  EXPECT_NE(failed.status().message().find(path_), std::string::npos) << failed.status();
+  EXPECT_NE(failed.status().message().find("offset"), std::string::npos) << failed.status();
+  EXPECT_EQ(fs.faults_injected(), 1u);
+  ASSERT_OK_AND_ASSIGN(std::vector<Neighbor> after, Search(*disk, Query(0)));
+  ASSERT_EQ(after.size(), before.size());
+  for (size_t i = 0; i < after.size(); ++i) EXPECT_EQ(after[i].id, before[i].id);
+}
+
+// ---- Cache and statistics ----
+
+TEST_F(DiskSegmentTest, StatsCountReadsAndTheCacheAroundTheMedoidSavesThem) {
+  TempDir dir;
+  Build(dir, Metric::kL2);
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> uncached, OpenDisk(0));
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> cached, OpenDisk(256 << 10));
+  EXPECT_EQ(static_cast<segment::DiskSegmentReader&>(*uncached).cached_nodes(), 0u);
+  EXPECT_GT(static_cast<segment::DiskSegmentReader&>(*cached).cached_nodes(), 100u);
+  SegmentSearchStats a, b;
+  for (size_t q = 0; q < kQueries; ++q) {
+    ASSERT_OK(Search(*uncached, Query(q), 100, &a).status());
+    ASSERT_OK(Search(*cached, Query(q), 100, &b).status());
+  }
+  EXPECT_GT(a.hops, 0u);
+  EXPECT_GT(a.distance_computations, a.hops);
+  EXPECT_GT(a.reads, 0u);
+  EXPECT_EQ(a.cache_hits, 0u);
+  EXPECT_GT(a.io_wait_ns, 0u);
+  EXPECT_GT(a.compute_ns, 0u);
+  // One read per expanded node without a cache (beam width 1).
+  EXPECT_EQ(a.reads, a.hops);
+  EXPECT_GT(b.cache_hits, 0u);
+  EXPECT_EQ(b.reads + b.cache_hits, b.hops);
+  EXPECT_LT(b.reads, a.reads);
+  std::printf("per query at L=100, %zu vectors: hops %.1f, reads %.1f uncached, %.1f with "
+              "%zu cached nodes (%.1f hits), io wait %.1f us, compute %.1f us\n",
+              kPoints, double(a.hops) / kQueries, double(a.reads) / kQueries,
+              double(b.reads) / kQueries,
+              static_cast<segment::DiskSegmentReader&>(*cached).cached_nodes(),
+              double(b.cache_hits) / kQueries, a.io_wait_ns / 1e3 / kQueries,
+              a.compute_ns / 1e3 / kQueries);
+}
+
+TEST_F(DiskSegmentTest, ConcurrentSearchesShareTheReader) {
+  TempDir dir;
+  Build(dir, Metric::kL2);
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> disk, OpenDisk(32 << 10));
+  std::vector<std::vector<Neighbor>> want(kQueries);
+  for (size_t q = 0; q < kQueries; ++q) {
+    ASSERT_OK_AND_ASSIGN(want[q], Search(*disk, Query(q), 100));
+  }
+  std::atomic<size_t> mismatches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (size_t q = t; q < kQueries; q += 2) {
+        absl::StatusOr<std::vector<Neighbor>> got = Search(*disk, Query(q), 100);
+        if (!got.ok() || got->size() != want[q].size()) {
+          ++mismatches;
+          continue;
+        }
+        for (size_t i = 0; i < got->size(); ++i) mismatches += (*got)[i].id != want[q][i].id;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(mismatches.load(), 0u);
+}
+
+// ---- A DB in disk mode ----
+
+// A DB whose default collection (kDim, 2 shards) holds kPoints vectors in
+// several flushed segments per shard, written in mapped mode.
+class DiskDbTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    data_ = Clustered(kPoints, 5, Metric::kL2);
+    queries_ = Clustered(kQueries, 6, Metric::kL2);
+    Options o = Mapped();
+    o.compaction.automatic = false;
+    ASSERT_OK_AND_ASSIGN(auto db, DB::Open(o, dir_.path()));
+    constexpr size_t kFlushes = 3;
+    for (size_t f = 0; f < kFlushes; ++f) {
+      std::vector<uint64_t> ids;
+      std::vector<float> rows;
+      for (size_t i = f; i < kPoints; i += kFlushes) {
+        ids.push_back(i);
+        rows.insert(rows.end(), data_.begin() + i * kDim, data_.begin() + (i + 1) * kDim);
+        model_[i] = std::vector<float>(data_.begin() + i * kDim, data_.begin() + (i + 1) * kDim);
+      }
+      ASSERT_OK(db->PutBatch(ids, rows));
+      ASSERT_OK(db->Flush());
+    }
+    ASSERT_OK(db->Close());
+  }
+
+  Options Mapped() const {
+    Options o = test::DefaultOptions(kDim, Metric::kL2, 2);
+    o.compaction.automatic = false;
+    return o;
+  }
+  Options Disk(size_t cache_bytes = 64 << 10) const {
+    Options o = Mapped();
+    o.segment_storage = SegmentStorage::kDisk;
+    o.node_cache_bytes = cache_bytes;
+    return o;
+  }
+  std::span<const float> Query(size_t q) const { return {queries_.data() + q * kDim, kDim}; }
+
+  // Results of every query at the large list.
+  std::vector<std::vector<Neighbor>> SearchAll(DB& db, SearchStats* stats = nullptr) {
+    std::vector<std::vector<Neighbor>> out;
+    for (size_t q = 0; q < kQueries; ++q) {
+      auto got = db.Search(Query(q), {.k = 10, .list_size = kLargeList, .stats = stats});
+      EXPECT_TRUE(got.ok()) << got.status();
+      out.push_back(got.ok() ? *got : std::vector<Neighbor>{});
+    }
+    return out;
+  }
+  double Recall(const std::vector<std::vector<Neighbor>>& results) {
+    size_t hits = 0;
+    for (size_t q = 0; q < kQueries; ++q) {
+      std::set<uint64_t> truth;
+      for (const Neighbor& n : test::BruteForceTopK(model_, Query(q), Metric::kL2, 10)) {
+        truth.insert(n.id);
+      }
+      for (const Neighbor& n : results[q]) hits += truth.count(n.id);
+    }
+    return static_cast<double>(hits) / (10.0 * kQueries);
+  }
+
+  TempDir dir_;
+  std::vector<float> data_, queries_;
+  test::VectorMap model_;
+};
+
+TEST_F(DiskDbTest, DiskModeOverSegmentsWrittenMappedAnswersTheSame) {
+  std::vector<std::vector<Neighbor>> mapped;
+  SearchStats mapped_stats;
+  {
+    ASSERT_OK_AND_ASSIGN(auto db, DB::Open(Mapped(), dir_.path()));
+    mapped = SearchAll(*db, &mapped_stats);
+  }
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(Disk(), dir_.path()));
+  SearchStats stats;
+  std::vector<std::vector<Neighbor>> disk = SearchAll(*db, &stats);
+  EXPECT_GE(Recall(disk), 0.95);
+  EXPECT_GE(Recall(disk), Recall(mapped) - 0.005);
+  size_t same_first = 0;
+  for (size_t q = 0; q < kQueries; ++q) {
+    same_first += !disk[q].empty() && !mapped[q].empty() && disk[q][0].id == mapped[q][0].id;
+  }
+  EXPECT_GE(same_first, kQueries * 95 / 100);
+  // 2 shards x 3 segments per query.
+  EXPECT_EQ(stats.segments, 6 * kQueries);
+  EXPECT_GT(stats.hops, 0u);
+  EXPECT_GT(stats.reads, 0u);
+  EXPECT_GT(stats.cache_hits, 0u);
+  EXPECT_EQ(stats.reads + stats.cache_hits, stats.hops);
+  EXPECT_GT(stats.io_wait_ns, 0u);
+  EXPECT_EQ(mapped_stats.segments, 6 * kQueries);
+  EXPECT_GT(mapped_stats.hops, 0u);
+  EXPECT_EQ(mapped_stats.reads, 0u);
+  // Get reads the node's block.
+  EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model_));
+  // SearchBatch sums its queries' statistics too.
+  SearchStats batch;
+  ASSERT_OK(db->SearchBatch(queries_, {.k = 10, .list_size = kLargeList, .stats = &batch})
+                .status());
+  EXPECT_EQ(batch.segments, stats.segments);
+  EXPECT_EQ(batch.reads + batch.cache_hits, batch.hops);
+}
+
+TEST_F(DiskDbTest, InjectedReadErrorFailsOneSearchAndTheNextSucceeds) {
+  test::FaultInjectionFileSystem fs;
+  ASSERT_OK_AND_ASSIGN(auto db, test::OpenOnFileSystem(Disk(0), dir_.path(), &fs));
+  fs.FailNth(test::FsOp::kPread, 1);
+  EXPECT_STATUS_CODE(db->Search(Query(0), {.k = 10, .list_size = kLargeList}),
+                     absl::StatusCode::kInternal);
+  ASSERT_OK_AND_ASSIGN(std::vector<Neighbor> got,
+                       db->Search(Query(0), {.k = 10, .list_size = kLargeList}));
+  EXPECT_EQ(got.size(), 10u);
+  EXPECT_OK(db->Close());
+}
+
+TEST_F(DiskDbTest, SearchesWhileCompactionReplacesDiskSegmentsSucceed) {
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(Disk(), dir_.path()));
+  EXPECT_EQ(test::SegmentFiles(dir_.path()).size(), 6u);
+  std::atomic<bool> done{false};
+  std::atomic<size_t> failures{0}, searches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      // At least one round after the merge replaced (and unlinked) the
+      // segments that snapshots taken before it still read.
+      for (size_t round = 0; !done.load() || round < 2; ++round) {
+        for (size_t q = t; q < kQueries; q += 2) {
+          absl::StatusOr<std::vector<Neighbor>> got =
+              db->Search(Query(q), {.k = 10, .list_size = 100});
+          failures += !got.ok() || got->size() != 10;
+          ++searches;
+        }
+      }
+    });
+  }
+  ASSERT_OK(db->Compact());
+  done.store(true);
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0u) << "of " << searches.load();
+  EXPECT_EQ(test::SegmentFiles(dir_.path()).size(), 2u);  // merged (inputs read from disk)
+  EXPECT_GE(Recall(SearchAll(*db)), 0.95);
+  EXPECT_OK(db->Close());
+  // Reopened (merged segments, disk mode): the same data.
+  ASSERT_OK_AND_ASSIGN(db, DB::Open(Disk(), dir_.path()));
+  EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model_));
+}
+
+}  // namespace
+}  // namespace shoal
