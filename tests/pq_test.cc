@@ -299,9 +299,9 @@ TEST(PqTest, TrainingSamplesLargeInputsDeterministically) {
   // More vectors than kMaxTrainingVectors: the sample depends on the seed.
   const uint32_t dim = 4;
   const std::vector<float> v = Clustered(Pq::kMaxTrainingVectors + 5000, dim, 50, 12);
-  const std::string a = TrainOrDie(v, dim, 1, 7).Serialize();
-  EXPECT_EQ(TrainOrDie(v, dim, 1, 7).Serialize(), a);
-  EXPECT_LT(RelativeError(TrainOrDie(v, dim, 1, 7), v), 0.05);
+  const Pq pq = TrainOrDie(v, dim, 1, 7);
+  EXPECT_EQ(TrainOrDie(v, dim, 1, 7).Serialize(), pq.Serialize());
+  EXPECT_LT(RelativeError(pq, v), 0.05);
 }
 
 TEST(PqTest, EncodeBatchOnAPoolGivesTheBytesOfEncode) {

@@ -3,7 +3,11 @@
 #include "segment/pq_kmeans.h"
 
 #include <algorithm>
-#include <cstring>
+#include <limits>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace shoal::segment {
 namespace {
@@ -102,12 +106,65 @@ bool LloydStep(const float* points, size_t n, uint32_t len, float* centroids,
   return changed;
 }
 
+// The lane with the smallest value, the lowest index among equal ones.
+uint32_t FirstMinimum(const float* value, const uint32_t* index, uint32_t lanes,
+                      float* distance) {
+  uint32_t best = 0;
+  for (uint32_t k = 1; k < lanes; ++k) {
+    if (value[k] < value[best] || (value[k] == value[best] && index[k] < index[best])) best = k;
+  }
+  if (distance != nullptr) *distance = value[best];
+  return index[best];
+}
+
 }  // namespace
 
+#if defined(__SSE2__)
+// SSE2 (part of x86-64) by hand: GCC at -O2 vectorizes neither the fused
+// distance-and-compare loop nor the argmin, which took 85% of training as a
+// scalar scan. Sixteen lanes (centroids c % 16) each keep their first
+// minimum; the distances are summed in the same order as the scalar version,
+// so both give the same index.
 uint32_t NearestCentroid(const float* centroids, uint32_t len, const float* r,
                          float* distance) {
-  alignas(64) float d[kK];
-  std::memset(d, 0, sizeof(d));
+  constexpr uint32_t kLanes = 16;
+  __m128 best[4];
+  __m128i arg[4], index[4];
+  for (int k = 0; k < 4; ++k) {
+    best[k] = _mm_set1_ps(std::numeric_limits<float>::infinity());
+    index[k] = _mm_setr_epi32(4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 3);
+    arg[k] = index[k];
+  }
+  const __m128i step = _mm_set1_epi32(kLanes);
+  for (uint32_t c = 0; c < kK; c += kLanes) {
+    __m128 sum[4] = {_mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps()};
+    for (uint32_t j = 0; j < len; ++j) {
+      const __m128 x = _mm_set1_ps(r[j]);
+      const float* row = centroids + size_t{j} * kK + c;
+      for (int k = 0; k < 4; ++k) {
+        const __m128 e = _mm_sub_ps(x, _mm_loadu_ps(row + 4 * k));
+        sum[k] = _mm_add_ps(sum[k], _mm_mul_ps(e, e));
+      }
+    }
+    for (int k = 0; k < 4; ++k) {
+      const __m128i less = _mm_castps_si128(_mm_cmplt_ps(sum[k], best[k]));
+      best[k] = _mm_min_ps(sum[k], best[k]);
+      arg[k] = _mm_or_si128(_mm_and_si128(less, index[k]), _mm_andnot_si128(less, arg[k]));
+      index[k] = _mm_add_epi32(index[k], step);
+    }
+  }
+  alignas(16) float lane_min[kLanes];
+  alignas(16) uint32_t lane_arg[kLanes];
+  for (int k = 0; k < 4; ++k) {
+    _mm_store_ps(lane_min + 4 * k, best[k]);
+    _mm_store_si128(reinterpret_cast<__m128i*>(lane_arg + 4 * k), arg[k]);
+  }
+  return FirstMinimum(lane_min, lane_arg, kLanes, distance);
+}
+#else
+uint32_t NearestCentroid(const float* centroids, uint32_t len, const float* r,
+                         float* distance) {
+  float d[kK] = {};
   for (uint32_t j = 0; j < len; ++j) {
     const float x = r[j];
     const float* row = centroids + size_t{j} * kK;
@@ -116,13 +173,11 @@ uint32_t NearestCentroid(const float* centroids, uint32_t len, const float* r,
       d[c] += e * e;
     }
   }
-  uint32_t best = 0;
-  for (uint32_t c = 1; c < kK; ++c) {
-    if (d[c] < d[best]) best = c;
-  }
-  if (distance != nullptr) *distance = d[best];
-  return best;
+  uint32_t arg[kK];
+  for (uint32_t c = 0; c < kK; ++c) arg[c] = c;
+  return FirstMinimum(d, arg, kK, distance);
 }
+#endif
 
 std::vector<float> TrainChunk(const float* points, size_t n, uint32_t len,
                               int iterations, uint64_t seed) {
