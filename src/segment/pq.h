@@ -53,8 +53,9 @@ class Pq {
   // The default number of chunks (= code bytes) for a dimension:
   // ceil(dim / 4), i.e. 2 bits a dimension, a code of 1/16 of the f32 vector
   // (32 bytes at 128-d, 96 at 384-d, 192 at 768-d). Issue 20's budget is 10%
-  // of the raw vectors in RAM all told; the code takes 6.25% of it and leaves
-  // the rest for the per-node bookkeeping. REQUIRES: dim >= 1.
+  // of the raw vectors in RAM all told; the code is 6.25% of a vector and
+  // leaves 3.75% (19 bytes at 128-d) for the per-node bookkeeping.
+  // REQUIRES: dim >= 1.
   static uint32_t ChooseSubspaces(uint32_t dim);
 
   // Trains a codebook of m chunks on n row-major vectors of dim floats
