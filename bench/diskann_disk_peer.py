@@ -14,9 +14,9 @@ Reads are counted by the kernel, not by DiskANN: the `read_bytes` of
 and after each search loop, divided by 4096 and by the queries searched.
 DiskANN opens its disk index with O_DIRECT and reads whole 4 KiB sectors
 (libaio), so the page cache cannot hide a read and every pass over the
-queries reads as much as the first; the script checks that the first and
-the last pass agree, and warns when they do not (a buffered file system, or
-a read outside the search). Run it on a real disk: tmpfs (/dev/shm) refuses
+queries reads as much as the first; the script compares the first pass with
+the mean of all passes and warns when they differ (a buffered file system,
+or a read outside the search). Run it on a real disk: tmpfs (/dev/shm) refuses
 O_DIRECT.
 
 Only numpy and diskannpy are needed; scripts/diskann_peer.sh sets them up.
@@ -26,7 +26,6 @@ import argparse
 import contextlib
 import importlib.metadata
 import json
-import math
 import os
 import resource
 import subprocess
@@ -63,7 +62,7 @@ def parse_args(argv=None):
                    help="build_memory_maximum (enough for a one-shot build, no partitions)")
     p.add_argument("--build_threads", type=int, default=os.cpu_count())
     p.add_argument("--rebuild", action="store_true", help="build even if the index exists")
-    p.add_argument("--L", default="10,20,30,40,50,70,100,150,200",
+    p.add_argument("--L", default="10,12,15,20,25,30,40,50,75,100,150,200",
                    help="search complexities (list sizes), comma-separated")
     p.add_argument("--W", default="1,2,4", help="beam widths, comma-separated")
     p.add_argument("--threads", default=str(os.cpu_count()),
