@@ -34,6 +34,7 @@
 #include "brute_force.h"
 #include "dataset.h"
 #include "dataset_files.h"
+#include "export_dataset.h"
 #include "fmt/core.h"
 #include "phases.h"
 #include "progress.h"
@@ -72,6 +73,9 @@ ABSL_FLAG(std::string, dir, "",
           "directory of the search, build and sweep databases ('' = /dev/shm/shoal-bench "
           "when /dev/shm exists, else ./shoal-bench-tmp)");
 ABSL_FLAG(std::string, output, "", "also write the figures to this JSON file");
+ABSL_FLAG(std::string, export_dir, "",
+          "write the data set, its exact top-k ids and dataset.json to this directory "
+          "(export_dataset.h), then exit without running phases");
 ABSL_FLAG(std::string, phases, "ingest,raw,group,search,build,sweep,limits",
           "comma-separated subset of ingest,raw,group,search,build,sweep,compare,limits,churn "
           "(churn: not in the default run; --churn_rounds rounds of deletes and inserts)");
@@ -298,13 +302,23 @@ int Main() {
   report.config = c.run;
   const bool graph = c.HasPhase("build") || c.HasPhase("sweep") || c.compare;
   Truth truth;
-  if (c.HasPhase("search") || c.HasPhase("sweep") || c.HasPhase("limits") || c.compare) {
+  const std::string export_dir = absl::GetFlag(FLAGS_export_dir);
+  if (!export_dir.empty() || c.HasPhase("search") || c.HasPhase("sweep") ||
+      c.HasPhase("limits") || c.compare) {
     std::string how;
     truth = ValueOrDie(GroundTruth(data, from_files ? &files : nullptr, c.metric, c.search.k,
                                    c.run.threads, &report.search.ground_truth_seconds, &how),
                        "ground truth");
     report.config.ground_truth = how;
     StatusLine(fmt::format("[truth]  {} queries: {}", data.num_queries(), how));
+  }
+  if (!export_dir.empty()) {
+    CheckOk(ExportDataset(data, truth, c.search.k, {c.run.metric, report.config.ground_truth},
+                          export_dir),
+            "--export_dir");
+    StatusLine(fmt::format("[export] wrote {} x {} base rows, {} queries, top-{} ids to {}",
+                           data.size(), data.dim(), data.num_queries(), c.search.k, export_dir));
+    return 0;
   }
   if (c.HasPhase("ingest")) IngestPhase(c, data, report);
   if (c.HasPhase("raw")) RawPhase(c, data, report);
@@ -345,7 +359,8 @@ int main(int argc, char** argv) {
       "ingestion, durability and search benchmark for shoal, with hnswlib and faiss "
       "side by side.\n"
       "  comprehensive_bench --dataset small|medium|large [--compare] [--output FILE.json]\n"
-      "  comprehensive_bench --base FILE --query FILE [--groundtruth FILE] ...");
+      "  comprehensive_bench --base FILE --query FILE [--groundtruth FILE] ...\n"
+      "  comprehensive_bench --dataset medium --export_dir DIR   (files for external peers)");
   std::vector<std::string> args = shoal_bench::NormalizeFlagNames(argc, argv);
   std::vector<char*> arg_ptrs;
   for (std::string& a : args) arg_ptrs.push_back(a.data());

@@ -1,0 +1,48 @@
+// Copyright 2026 The shoal Authors.
+//
+// comprehensive_bench --export_dir DIR: the data set a run uses (synthetic
+// or read with --base), and its exact neighbours, written as files that a
+// peer run outside this binary reads (bench/diskann_disk_peer.py), so that
+// both sides search the same vectors and are scored against the same truth.
+//
+//   DIR/base.fbin         n:uint32 dim:uint32 float32[n * dim]; row i is id i
+//   DIR/query.fbin        the queries, same layout
+//   DIR/groundtruth.ibin  q:uint32 k:uint32 int32[q * k]: row i holds query
+//                         i's k nearest base ids, nearest first (ties by id)
+//   DIR/dataset.json      name, source, metric, sizes, k, how the truth was got
+//
+// All little-endian (dataset_format.h). groundtruth.ibin carries ids only:
+// DiskANN's own truth files (compute_groundtruth) append q * k float32
+// distances after the ids, so its tools do not read this file, and shoal's
+// readers would refuse one of those. Ids fit int32 because a .fbin holds
+// fewer than 2^32 rows and the reader refuses larger ids.
+
+#ifndef SHOAL_BENCH_EXPORT_DATASET_H_
+#define SHOAL_BENCH_EXPORT_DATASET_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "dataset.h"
+
+namespace shoal_bench {
+
+struct ExportInfo {
+  std::string metric;        // "l2", "ip" or "cosine"
+  std::string ground_truth;  // how the truth was obtained
+};
+
+// Creates `dir` when missing and writes the four files above into it, each
+// atomically (old or new content after a crash, never a prefix). truth[i]
+// holds at least k ids for every query. InvalidArgument when it does not, or
+// when an id or the size does not fit the formats; the I/O error otherwise.
+[[nodiscard]] absl::Status ExportDataset(const Dataset& data,
+                                         const std::vector<std::vector<uint64_t>>& truth,
+                                         uint32_t k, const ExportInfo& info,
+                                         const std::string& dir);
+
+}  // namespace shoal_bench
+
+#endif  // SHOAL_BENCH_EXPORT_DATASET_H_
