@@ -70,10 +70,14 @@ void Sq8Query::Reset(const Sq8& quantizer, Metric metric, const float* q) {
   const double most = std::min<double>(
       32767, std::floor(static_cast<double>(kMaxWeightedBytesSum) / (255.0 * std::max<size_t>(dim_, 1))));
   const double step = largest > 0 ? largest / most : 0;
+  const bool usable = step > 0 && std::isfinite(step);
   for (size_t j = 0; j < dim_; ++j) {
     const double w = static_cast<double>(q[j]) * quantizer.scale()[j];
-    weights_[j] = step > 0 ? static_cast<int16_t>(std::clamp(std::nearbyint(w / step), -most, most))
-                           : int16_t{0};
+    // A query is finite and within range (validated), but a hostile file's
+    // vector searched for may not be: NaN weighs nothing, never undefined.
+    double k = usable ? std::nearbyint(w / step) : 0;
+    if (std::isnan(k)) k = 0;
+    weights_[j] = static_cast<int16_t>(std::clamp(k, -most, most));
   }
   step_ = static_cast<float>(step);
   bias_ = static_cast<float>(bias);

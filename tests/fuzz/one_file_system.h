@@ -12,6 +12,7 @@
 #define SHOAL_TESTS_FUZZ_ONE_FILE_SYSTEM_H_
 
 #include <cstddef>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -33,6 +34,11 @@ class OneFileSystem final : public FileSystem {
       const std::string& path) override {
     if (path != path_) return absl::NotFoundError(path);
     return std::make_unique<View>(bytes_);
+  }
+  absl::StatusOr<std::unique_ptr<RandomAccessFile>> OpenRandomAccess(const std::string& path,
+                                                                     bool) override {
+    if (path != path_) return absl::NotFoundError(path);
+    return std::make_unique<Reader>(bytes_);
   }
   absl::StatusOr<std::string> ReadFile(const std::string& path) override {
     if (path != path_) return absl::NotFoundError(path);
@@ -70,6 +76,24 @@ class OneFileSystem final : public FileSystem {
     explicit View(std::string_view bytes) : bytes_(bytes) {}
     const char* data() const override { return bytes_.data(); }
     size_t size() const override { return bytes_.size(); }
+
+   private:
+    std::string_view bytes_;
+  };
+
+  // pread of the bytes: OutOfRange past their end, as the contract says.
+  class Reader final : public RandomAccessFile {
+   public:
+    explicit Reader(std::string_view bytes) : bytes_(bytes) {}
+    absl::Status Read(uint64_t offset, size_t n, char* scratch) const override {
+      if (offset > bytes_.size() || n > bytes_.size() - offset) {
+        return absl::OutOfRangeError("read past the end of the file");
+      }
+      std::memcpy(scratch, bytes_.data() + offset, n);
+      return absl::OkStatus();
+    }
+    uint64_t size() const override { return bytes_.size(); }
+    bool direct() const override { return false; }
 
    private:
     std::string_view bytes_;

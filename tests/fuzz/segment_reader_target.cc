@@ -236,8 +236,23 @@ int FuzzSegmentReader(const uint8_t* data, size_t size) {
     return 0;
   }
   FUZZ_CHECK(!mismatch);
-  absl::StatusOr<std::shared_ptr<Segment>> fresh = Segment::Open(&fs, kPath, dim, metric);
-  FUZZ_CHECK(fresh.ok());
+  // With flag bit 2 the searches, lookups and checks go to a disk-resident
+  // reader (blocks read on demand, a node cache from params' low bits). It
+  // accepts every file the mapped reader accepts, except that filling its
+  // cache reads (and checks) the blocks around the medoid at open: a damaged
+  // one there is DataLoss at open, and then the file does not verify.
+  SegmentOpenOptions how;
+  if (flags & 4) {
+    how.storage = SegmentStorage::kDisk;
+    how.node_cache_bytes = static_cast<size_t>(params & 3) * 4096;
+  }
+  absl::StatusOr<std::shared_ptr<Segment>> fresh = Segment::Open(&fs, kPath, dim, metric, how);
+  if (!fresh.ok()) {
+    FUZZ_CHECK(how.node_cache_bytes > 0 && absl::IsDataLoss(fresh.status()));
+    FUZZ_CHECK(fresh.status().message().find(kPath) != std::string_view::npos);
+    FUZZ_CHECK(!(*listed)->VerifyAll().ok());
+    return 0;
+  }
   CheckOpened(**listed, **fresh, dim, params);
   return 0;
 }
