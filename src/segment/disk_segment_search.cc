@@ -25,6 +25,7 @@
 #include "distance/distance.h"
 #include "segment/candidate_list.h"
 #include "segment/disk_segment_reader.h"
+#include "segment/scratch_lease.h"
 #include "segment/sq8.h"
 #include "segment/visited_set.h"
 #include "util/aligned_buffer.h"
@@ -59,26 +60,6 @@ namespace {
 
 thread_local DiskSearchScratch tls_disk_scratch;
 
-// This thread's scratch, or a fresh one when a search on this thread is
-// already using it (a `visible` callback that searches).
-class DiskScratchLease {
- public:
-  DiskScratchLease() : s_(&tls_disk_scratch) {
-    if (s_->in_use) {
-      own_ = std::make_unique<DiskSearchScratch>();
-      s_ = own_.get();
-    }
-    s_->in_use = true;
-  }
-  ~DiskScratchLease() { s_->in_use = false; }
-  DiskScratchLease(const DiskScratchLease&) = delete;
-  DiskScratchLease& operator=(const DiskScratchLease&) = delete;
-  DiskSearchScratch* get() const { return s_; }
-
- private:
-  std::unique_ptr<DiskSearchScratch> own_;
-  DiskSearchScratch* s_;
-};
 
 uint64_t NowNs() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -172,7 +153,7 @@ absl::Status DiskSegmentReader::Search(const float* query, const SearchOptions& 
                                        TopK* top, SegmentSearchStats* stats) const {
   if (header_.vector_count == 0 || options.k == 0) return absl::OkStatus();
   const uint64_t start = NowNs();
-  const DiskScratchLease lease;
+  const ScratchLease lease(&tls_disk_scratch);
   DiskSearchScratch* s = lease.get();
   s->sq8.Reset(*sq8_, header_.metric, query);
   SegmentSearchStats counts;

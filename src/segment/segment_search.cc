@@ -30,6 +30,7 @@
 #include "distance/distance.h"
 #include "segment/candidate_list.h"
 #include "segment/prefetch.h"
+#include "segment/scratch_lease.h"
 #include "segment/segment_reader.h"
 #include "segment/sq8.h"
 #include "segment/visited_set.h"
@@ -56,26 +57,6 @@ constexpr size_t kPrefetchAhead = 4;
 
 thread_local SearchScratch tls_scratch;
 
-// This thread's scratch while it lives, or a fresh one when a search on
-// this thread is already using it (a `visible` callback that searches).
-class ScratchLease {
- public:
-  ScratchLease() : s_(&tls_scratch) {
-    if (s_->in_use) {
-      own_ = std::make_unique<SearchScratch>();
-      s_ = own_.get();
-    }
-    s_->in_use = true;
-  }
-  ~ScratchLease() { s_->in_use = false; }
-  ScratchLease(const ScratchLease&) = delete;
-  ScratchLease& operator=(const ScratchLease&) = delete;
-  SearchScratch* get() const { return s_; }
-
- private:
-  std::unique_ptr<SearchScratch> own_;
-  SearchScratch* s_;
-};
 
 // Distance under kMetric from the query to a stored vector, by the public
 // conventions (see distance.h).
@@ -236,7 +217,7 @@ absl::Status SegmentReader::Search(const float* query, const SearchOptions& opti
 absl::Status SegmentReader::SearchCoded(const float* query, const SearchOptions& options,
                                         const std::function<bool(uint64_t, uint64_t)>& visible,
                                         TopK* top, SegmentSearchStats* stats) const {
-  const ScratchLease lease;
+  const ScratchLease lease(&tls_scratch);
   SearchScratch* s = lease.get();
   s->sq8.Reset(*sq8_, header_.metric, query);
   WalkCounts counts;
@@ -267,7 +248,7 @@ template <Metric kMetric>
 absl::Status SegmentReader::SearchImpl(const float* query, const SearchOptions& options,
                                        const std::function<bool(uint64_t, uint64_t)>& visible,
                                        TopK* top, SegmentSearchStats* stats) const {
-  const ScratchLease lease;
+  const ScratchLease lease(&tls_scratch);
   SearchScratch* s = lease.get();
   WalkCounts counts;
   SHOAL_RETURN_IF_ERROR(

@@ -5,7 +5,9 @@
 //   1. entry point: the medoid (FindMedoid);
 //   2. pass 1, alpha = 1: starting from an empty graph, every point in a
 //      seeded random order is inserted: a greedy search for it from the
-//      medoid with list size L, RobustPrune of the nodes it expanded (plus
+//      medoid with list size L (on the SQ8 codes when the BuildDistance has
+//      them, the expanded nodes then measured exactly), RobustPrune of the
+//      nodes it expanded (plus
 //      its current neighbours) down to R, then a backward edge from each new
 //      neighbour, pruned when that neighbour's list overflows;
 //   3. pass 2 repeats this with the configured alpha over the pass-1 graph;
@@ -79,8 +81,9 @@ class VamanaBuilder {
   void Extend(size_t seeded, const SeedFn& seed, bool single_pass, ThreadPool* pool,
               SegmentBuildStats* stats);
 
-  // After Build: the entry point, and each node's out-neighbours (at most R,
-  // closest first). Valid while this object lives.
+  // After Build: the entry point, and each node's out-neighbours (at most R;
+  // a prune leaves a list closest first, back edges added after it are
+  // appended). Valid while this object lives.
   uint32_t medoid() const { return medoid_; }
   std::span<const uint32_t> neighbors(uint32_t node) const {
     return {store_->ids(node), store_->count(node)};
