@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -37,37 +38,59 @@ std::vector<float> Points(Metric metric) {
   return v;
 }
 
+// A graph over `points` (R 16, L 32), built on their SQ8 codes or on the
+// vectors alone.
+struct Built {
+  Built(const std::vector<float>& points, Metric metric, bool codes)
+      : order(Identity()),
+        store(points.data(), order, kDim, VamanaBuilder::ListCapacity(Options().max_degree),
+              nullptr),
+        distance(store, metric),
+        sq8(Sq8::Train(points.data(), kPoints, kDim)),
+        bytes(kPoints * Sq8::CodeBytes(kDim)) {
+    if (codes) {
+      for (uint32_t i = 0; i < kPoints; ++i) {
+        sq8.Encode(store.vector(i), bytes.data() + i * Sq8::CodeBytes(kDim));
+      }
+      distance.AttachCodes(&sq8, bytes.data());
+    }
+    builder = std::make_unique<VamanaBuilder>(&store, distance, Options(), /*seed=*/7);
+    builder->Build(nullptr, nullptr);
+  }
+  static GraphOptions Options() {
+    GraphOptions graph;
+    graph.max_degree = 16;
+    graph.build_list_size = 32;
+    return graph;
+  }
+  static std::vector<uint32_t> Identity() {
+    std::vector<uint32_t> order(kPoints);
+    for (uint32_t i = 0; i < kPoints; ++i) order[i] = i;
+    return order;
+  }
+
+  std::vector<uint32_t> order;
+  NodeStore store;
+  BuildDistance distance;
+  Sq8 sq8;
+  std::vector<uint8_t> bytes;
+  std::unique_ptr<VamanaBuilder> builder;
+};
+
 class VamanaBuilderOnCodesTest : public ::testing::TestWithParam<Metric> {};
 
 TEST_P(VamanaBuilderOnCodesTest, ListsHoldExactDistances) {
   const Metric metric = GetParam();
-  const std::vector<float> points = Points(metric);
-  std::vector<uint32_t> order(kPoints);
-  for (uint32_t i = 0; i < kPoints; ++i) order[i] = i;
-  GraphOptions graph;
-  graph.max_degree = 16;
-  graph.build_list_size = 32;
-  NodeStore store(points.data(), order, kDim, VamanaBuilder::ListCapacity(graph.max_degree),
-                  nullptr);
-  BuildDistance distance(store, metric);
-  const Sq8 sq8 = Sq8::Train(points.data(), kPoints, kDim);
-  std::vector<uint8_t> codes(kPoints * Sq8::CodeBytes(kDim));
-  for (uint32_t i = 0; i < kPoints; ++i) {
-    sq8.Encode(store.vector(i), codes.data() + i * Sq8::CodeBytes(kDim));
-  }
-  distance.AttachCodes(&sq8, codes.data());
-  VamanaBuilder builder(&store, distance, graph, /*seed=*/7);
-  builder.Build(nullptr, nullptr);
-
+  Built g(Points(metric), metric, /*codes=*/true);
   size_t edges = 0;
   for (uint32_t p = 0; p < kPoints; ++p) {
-    const std::span<const uint32_t> neighbors = builder.neighbors(p);
+    const std::span<const uint32_t> neighbors = g.builder->neighbors(p);
     ASSERT_GE(neighbors.size(), 1u) << "node " << p;
-    ASSERT_LE(neighbors.size(), graph.max_degree);
-    const float* kept = store.distances(p);
+    ASSERT_LE(neighbors.size(), Built::Options().max_degree);
+    const float* kept = g.store.distances(p);
     for (size_t k = 0; k < neighbors.size(); ++k) {
       // Bit for bit the exact build distance: no code distance got in.
-      EXPECT_EQ(kept[k], distance(p, neighbors[k])) << "node " << p << " edge " << k;
+      EXPECT_EQ(kept[k], g.distance(p, neighbors[k])) << "node " << p << " edge " << k;
       EXPECT_NE(neighbors[k], p);
     }
     edges += neighbors.size();
@@ -75,38 +98,21 @@ TEST_P(VamanaBuilderOnCodesTest, ListsHoldExactDistances) {
   EXPECT_GT(edges, kPoints * 4);
 }
 
-// The graph built on codes finds each point's exact nearest neighbour by a
-// greedy walk from the medoid about as often as a graph built on vectors.
+// The graph built on codes links each point to its exact nearest neighbour
+// about as often as a graph built on the vectors.
 TEST_P(VamanaBuilderOnCodesTest, GraphOnCodesConnectsNeighboursAsWellAsOnVectors) {
   const Metric metric = GetParam();
   const std::vector<float> points = Points(metric);
-  std::vector<uint32_t> order(kPoints);
-  for (uint32_t i = 0; i < kPoints; ++i) order[i] = i;
-  GraphOptions graph;
-  graph.max_degree = 16;
-  graph.build_list_size = 32;
-  const Sq8 sq8 = Sq8::Train(points.data(), kPoints, kDim);
   // Share of points whose exact nearest neighbour is among their out-edges.
   auto nearest_in_list = [&](bool codes) {
-    NodeStore store(points.data(), order, kDim, VamanaBuilder::ListCapacity(graph.max_degree),
-                    nullptr);
-    BuildDistance distance(store, metric);
-    std::vector<uint8_t> bytes(kPoints * Sq8::CodeBytes(kDim));
-    if (codes) {
-      for (uint32_t i = 0; i < kPoints; ++i) {
-        sq8.Encode(store.vector(i), bytes.data() + i * Sq8::CodeBytes(kDim));
-      }
-      distance.AttachCodes(&sq8, bytes.data());
-    }
-    VamanaBuilder builder(&store, distance, graph, /*seed=*/7);
-    builder.Build(nullptr, nullptr);
+    Built g(points, metric, codes);
     size_t found = 0;
     for (uint32_t p = 0; p < kPoints; ++p) {
       uint32_t best = p == 0 ? 1 : 0;
       for (uint32_t q = 0; q < kPoints; ++q) {
-        if (q != p && distance(p, q) < distance(p, best)) best = q;
+        if (q != p && g.distance(p, q) < g.distance(p, best)) best = q;
       }
-      const std::span<const uint32_t> neighbors = builder.neighbors(p);
+      const std::span<const uint32_t> neighbors = g.builder->neighbors(p);
       found += std::find(neighbors.begin(), neighbors.end(), best) != neighbors.end();
     }
     return static_cast<double>(found) / kPoints;
