@@ -194,13 +194,8 @@ absl::Status DiskSegmentReader::ForEachNode(
   std::vector<uint32_t> neighbors;
   return ForEachRecord([&](uint32_t node, const char* record) {
     // Checked: degree <= R and every neighbour < vector_count.
-    neighbors.resize(DecodeFixed32(record + layout.degree_offset()));
-    for (size_t k = 0; k < neighbors.size(); ++k) {
-      neighbors[k] = DecodeFixed32(record + layout.neighbors_offset() + 4 * k);
-    }
-    fn(node, DecodeFixed64(record + layout.id_offset()),
-       DecodeFixed64(record + layout.sequence_offset()),
-       reinterpret_cast<const float*>(record), neighbors);
+    const NodeRecordFields r = DecodeNodeRecord(layout, record, &neighbors);
+    fn(node, r.id, r.sequence, r.vector, neighbors);
   });
 }
 

@@ -143,6 +143,17 @@ absl::Status DecodeHeader(std::string_view sector, const std::string& path, Head
   return absl::OkStatus();
 }
 
+NodeRecordFields DecodeNodeRecord(const NodeLayout& layout, const char* record,
+                                  std::vector<uint32_t>* neighbors) {
+  neighbors->resize(DecodeFixed32(record + layout.degree_offset()));
+  for (size_t k = 0; k < neighbors->size(); ++k) {
+    (*neighbors)[k] = DecodeFixed32(record + layout.neighbors_offset() + 4 * k);
+  }
+  return {DecodeFixed64(record + layout.id_offset()),
+          DecodeFixed64(record + layout.sequence_offset()),
+          reinterpret_cast<const float*>(record)};
+}
+
 std::string EncodeFooter(const Footer& f) {
   std::string out(kFooterSize, '\0');
   char* p = out.data();

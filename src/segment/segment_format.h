@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "shoal/options.h"
@@ -111,6 +112,17 @@ std::string EncodeHeader(const Header& header);
 // block_count, medoid). DataLossError / FailedPreconditionError (newer
 // version), messages prefixed with `path`.
 absl::Status DecodeHeader(std::string_view sector, const std::string& path, Header* header);
+
+// A node record's id, sequence and vector, and its neighbours into
+// *neighbors (which the caller reuses). REQUIRES: the record's block passed
+// its checks (degree <= R), as both readers ensure before a record is read.
+struct NodeRecordFields {
+  uint64_t id = 0;
+  uint64_t sequence = 0;
+  const float* vector = nullptr;  // into the record
+};
+NodeRecordFields DecodeNodeRecord(const NodeLayout& layout, const char* record,
+                                  std::vector<uint32_t>* neighbors);
 
 // The footer (kFooterSize bytes).
 std::string EncodeFooter(const Footer& footer);

@@ -60,6 +60,18 @@ std::string JoinPath(std::string_view dir, std::string_view name) {
 
 namespace {
 
+// open(path, flags) (creating with mode 0644 under O_CREAT) and fstat; on
+// failure nothing stays open.
+absl::Status OpenAndStat(const std::string& path, int flags, int* fd, struct stat* st) {
+  *fd = open(path.c_str(), flags, 0644);
+  if (*fd < 0) return ErrnoStatus(errno, "open", path);
+  if (fstat(*fd, st) != 0) {
+    absl::Status s = ErrnoStatus(errno, "fstat", path);
+    close(*fd);
+    return s;
+  }
+  return absl::OkStatus();
+}
 
 class PosixMappedFile final : public MappedFile {
  public:
@@ -284,14 +296,9 @@ class PosixFileSystem final : public FileSystem {
   }
   absl::StatusOr<std::unique_ptr<MappedFile>> OpenMapped(
       const std::string& path, size_t capacity, bool populate) override {
-    int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) return ErrnoStatus(errno, "open", path);
+    int fd;
     struct stat st;
-    if (fstat(fd, &st) != 0) {
-      absl::Status s = ErrnoStatus(errno, "fstat", path);
-      close(fd);
-      return s;
-    }
+    SHOAL_RETURN_IF_ERROR(OpenAndStat(path, O_RDWR | O_CREAT | O_CLOEXEC, &fd, &st));
     if (static_cast<size_t>(st.st_size) < capacity &&
         ftruncate(fd, static_cast<off_t>(capacity)) != 0) {
       absl::Status s = ErrnoStatus(errno, "ftruncate", path);
@@ -318,14 +325,9 @@ class PosixFileSystem final : public FileSystem {
 
   absl::StatusOr<std::unique_ptr<ReadOnlyMappedFile>> OpenReadOnlyMapped(
       const std::string& path) override {
-    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return ErrnoStatus(errno, "open", path);
+    int fd;
     struct stat st;
-    if (fstat(fd, &st) != 0) {
-      absl::Status s = ErrnoStatus(errno, "fstat", path);
-      close(fd);
-      return s;
-    }
+    SHOAL_RETURN_IF_ERROR(OpenAndStat(path, O_RDONLY | O_CLOEXEC, &fd, &st));
     const size_t size = static_cast<size_t>(st.st_size);
     void* base = nullptr;
     if (size > 0) {
@@ -342,14 +344,9 @@ class PosixFileSystem final : public FileSystem {
 
   absl::StatusOr<std::unique_ptr<RandomAccessFile>> OpenRandomAccess(const std::string& path,
                                                                      bool direct) override {
-    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return ErrnoStatus(errno, "open", path);
+    int fd;
     struct stat st;
-    if (fstat(fd, &st) != 0) {
-      absl::Status s = ErrnoStatus(errno, "fstat", path);
-      close(fd);
-      return s;
-    }
+    SHOAL_RETURN_IF_ERROR(OpenAndStat(path, O_RDONLY | O_CLOEXEC, &fd, &st));
     int direct_fd = -1;
     if (direct) {
       direct_fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
