@@ -210,6 +210,16 @@ struct Options {
   // Filled when a segment is opened, one block read per cached node.
   // 0: no cache.
   size_t node_cache_bytes = 1 << 20;
+  // kDisk only: RAM for the codes and node caches of all the DB's segments
+  // together; 0 = no limit. A segment, when opened, keeps its SQ8 codes
+  // (dim + 4 bytes a vector, rounded up to 16) if they fit what is left,
+  // else 4-bit codes derived from them (ceil(dim / 2) bytes; more reads for
+  // the same recall, docs/performance.md), kept even when they do not fit
+  // (said once on stderr); then a node cache of what is left, at most
+  // node_cache_bytes. A segment's share is freed when it is dropped, so
+  // segments opened while a merge runs see less. Not counted: the id tables
+  // (24 bytes an entry) and searches' scratch.
+  size_t memory_budget_bytes = 0;
   // Threads for parallel work (batch writes, recovery, search fan-out).
   // 0 = std::thread::hardware_concurrency(); at most 1024. Open returns
   // ResourceExhaustedError when the system refuses a thread.

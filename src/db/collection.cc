@@ -77,6 +77,7 @@ absl::StatusOr<std::unique_ptr<Collection>> Collection::Open(
     so.compactor = context.compactor;
     so.pool = context.pool;
     so.manifest = context.manifest;
+    so.memory_budget = context.memory_budget;
     if (i < shards.size()) so.meta = shards[i];
     absl::StatusOr<std::unique_ptr<Shard>> shard =
         Shard::Open(context.fs, JoinPath(dir, ShardDirName(static_cast<uint32_t>(i))), so);

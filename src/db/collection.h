@@ -22,6 +22,7 @@
 #include "shoal/db.h"
 #include "util/background_worker.h"
 #include "util/file_system.h"
+#include "util/memory_budget.h"
 #include "util/thread_pool.h"
 #include "wal/commit_log.h"
 
@@ -37,6 +38,7 @@ class Collection {
     BackgroundWorker* flusher = nullptr;
     BackgroundWorker* compactor = nullptr;
     ManifestEditor* manifest = nullptr;
+    std::shared_ptr<MemoryBudget> memory_budget;  // may be null
     Options db_options;
     uint64_t incarnation = 0;  // for ManifestEditor::Apply
   };

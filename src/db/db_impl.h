@@ -23,6 +23,7 @@
 #include "shoal/db.h"
 #include "util/background_worker.h"
 #include "util/file_system.h"
+#include "util/memory_budget.h"
 #include "util/thread_pool.h"
 
 namespace shoal {
@@ -103,6 +104,9 @@ class DBImpl final : public DB, private ManifestEditor {
   std::unique_ptr<BackgroundWorker> prefaulter_;
   std::unique_ptr<BackgroundWorker> flusher_;
   std::unique_ptr<BackgroundWorker> compactor_;  // background merges (Options::compaction)
+  // Options::memory_budget_bytes (kDisk segments' codes and caches).
+  const std::shared_ptr<MemoryBudget> memory_budget_ =
+      MemoryBudget::Create(options_.memory_budget_bytes);
 
   // The manifest as last written. Lock order: mu_ before manifest_mu_.
   mutable Mutex manifest_mu_;

@@ -50,10 +50,11 @@ class CandidateList {
   }
 
   // Inserts `node` (not already in the list) unless the list is full and it
-  // is not closer than the last entry, which then falls off.
-  void Insert(float distance, uint32_t node) {
+  // is not closer than the last entry, which then falls off. Returns its
+  // index, or size() when it was not inserted.
+  size_t Insert(float distance, uint32_t node) {
     if (size_ == capacity_) {
-      if (size_ == 0 || !Before(distance, node, entries_[size_ - 1])) return;
+      if (size_ == 0 || !Before(distance, node, entries_[size_ - 1])) return size_;
       --size_;
     }
     // Binary search for the first entry that comes after (distance, node).
@@ -70,6 +71,16 @@ class CandidateList {
     entries_[lo] = Entry{distance, node};
     ++size_;
     if (lo < cursor_) cursor_ = lo;
+    return lo;
+  }
+
+  // Index of `node`, or size() when it is not in the list. Linear: for the
+  // rare lookups of a search, not its inner loop.
+  size_t Find(uint32_t node) const {
+    for (size_t i = 0; i < size_; ++i) {
+      if ((entries_[i].node & ~kExpanded) == node) return i;
+    }
+    return size_;
   }
 
   // Index of the closest unexpanded entry, or size() when every entry has

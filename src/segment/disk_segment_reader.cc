@@ -3,8 +3,11 @@
 #include "segment/disk_segment_reader.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <functional>
 
 #include "absl/strings/str_cat.h"
 #include "segment/segment_checks.h"
@@ -47,23 +50,83 @@ uint64_t NowNs() {
 
 DiskSegmentReader::DiskSegmentReader(std::string path, std::unique_ptr<RandomAccessFile> file,
                                      const Header& header, const Footer& footer,
-                                     std::string tail, std::unique_ptr<Sq8> sq8)
+                                     std::string id_table)
     : path_(std::move(path)),
       file_(std::move(file)),
       header_(header),
       footer_(footer),
-      tail_(std::move(tail)),
+      id_table_bytes_(std::move(id_table)),
       entry_count_(header.vector_count + header.tombstone_count),
-      sq8_(std::move(sq8)),
-      codes_(header.code == VectorCode::kNone
-                 ? nullptr
-                 : reinterpret_cast<const uint8_t*>(tail_.data()) + 8 * size_t{header.dim}),
-      id_table_(tail_.data() + header.CodeAreaBytes()) {}
+      id_table_(id_table_bytes_.data()) {}
 
-absl::StatusOr<std::shared_ptr<Segment>> DiskSegmentReader::Open(FileSystem* fs,
-                                                                 const std::string& path,
-                                                                 uint32_t dim, Metric metric,
-                                                                 size_t node_cache_bytes) {
+absl::Status DiskSegmentReader::LoadCodes(MemoryBudget* budget) {
+  const uint64_t offset = footer_.nodes_offset + footer_.nodes_bytes;
+  const size_t range_bytes = 8 * size_t{header_.dim};
+  std::string ranges(range_bytes, '\0');
+  SHOAL_RETURN_IF_ERROR(ReadAt(offset, range_bytes, ranges.data(), nullptr));
+  SHOAL_ASSIGN_OR_RETURN(sq8_, ParseCodeRanges(ranges.data(), offset, header_, path_));
+  const size_t sq8_bytes = header_.code_bytes;
+  const uint64_t n = header_.vector_count;
+  // Both passes below stream the codes in chunks of whole codes, and check
+  // the area's checksum as they go.
+  const size_t per_chunk = std::max<size_t>(1, kScanBytes / sq8_bytes);
+  std::vector<uint8_t> chunk;
+  const auto stream = [&](const std::function<void(uint64_t first, uint64_t count,
+                                                   const uint8_t* codes)>& fn) -> absl::Status {
+    Checksum64Builder sum;
+    sum.Update(ranges.data(), ranges.size());
+    for (uint64_t first = 0; first < n; first += per_chunk) {
+      const uint64_t count = std::min<uint64_t>(per_chunk, n - first);
+      chunk.resize(count * sq8_bytes);
+      SHOAL_RETURN_IF_ERROR(ReadAt(offset + range_bytes + first * sq8_bytes, chunk.size(),
+                                   reinterpret_cast<char*>(chunk.data()), nullptr));
+      sum.Update(chunk.data(), chunk.size());
+      fn(first, count, chunk.data());
+    }
+    if (sum.Digest() != footer_.code_checksum) {
+      return Corruption(path_, absl::StrCat("codes checksum mismatch (offset ", offset, ")"));
+    }
+    return absl::OkStatus();
+  };
+  MemoryBudget::Reservation reservation;
+  if (budget == nullptr || budget->TryReserve(n * sq8_bytes, &reservation)) {
+    code_bytes_ = sq8_bytes;
+    codes_.resize(n * sq8_bytes);
+    SHOAL_RETURN_IF_ERROR(stream([&](uint64_t first, uint64_t, const uint8_t* codes) {
+      std::memcpy(codes_.data() + first * sq8_bytes, codes, chunk.size());
+    }));
+  } else {
+    // SQ8 does not fit: 4-bit codes fitted to these (sq4.h).
+    code_bytes_ = Sq4::CodeBytes(header_.dim);
+    if (!budget->TryReserve(n * code_bytes_, &reservation)) {
+      reservation = budget->ReserveAnyway(n * code_bytes_);
+      static std::atomic<bool> said{false};
+      if (!said.exchange(true)) {
+        std::fprintf(stderr,
+                     "shoal: %s: its 4-bit codes (%llu bytes) exceed what is left of "
+                     "Options::memory_budget_bytes; kept anyway (a search needs them)\n",
+                     path_.c_str(), static_cast<unsigned long long>(n * code_bytes_));
+      }
+    }
+    Sq4::Histogram histogram(header_.dim);
+    SHOAL_RETURN_IF_ERROR(stream([&](uint64_t, uint64_t count, const uint8_t* codes) {
+      for (uint64_t i = 0; i < count; ++i) histogram.Add(codes + i * sq8_bytes);
+    }));
+    sq4_ = std::make_unique<Sq4>(Sq4::Fit(*sq8_, histogram));
+    codes_.resize(n * code_bytes_);
+    SHOAL_RETURN_IF_ERROR(stream([&](uint64_t first, uint64_t count, const uint8_t* codes) {
+      for (uint64_t i = 0; i < count; ++i) {
+        sq4_->Encode(codes + i * sq8_bytes, codes_.data() + (first + i) * code_bytes_);
+      }
+    }));
+  }
+  reservation_.Merge(std::move(reservation));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<Segment>> DiskSegmentReader::Open(
+    FileSystem* fs, const std::string& path, uint32_t dim, Metric metric,
+    const SegmentOpenOptions& options) {
   SHOAL_ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessFile> file,
                          fs->OpenRandomAccess(path, /*direct=*/true));
   const uint64_t size = file->size();
@@ -85,26 +148,29 @@ absl::StatusOr<std::shared_ptr<Segment>> DiskSegmentReader::Open(FileSystem* fs,
   if (header.code != VectorCode::kSq8 && header.vector_count > 0) {
     return std::shared_ptr<Segment>();  // no codes to navigate on: the caller maps it
   }
-  // The codes area and the id table are adjacent: one read.
-  const uint64_t tail_offset = footer.nodes_offset + footer.nodes_bytes;
-  std::string tail(header.CodeAreaBytes() + footer.id_table_bytes, '\0');
-  SHOAL_RETURN_IF_ERROR(ReadFileAt(*file, path, tail_offset, tail.size(), tail.data()));
-  if (Checksum64(tail.data() + header.CodeAreaBytes(), footer.id_table_bytes) !=
-      footer.id_table_checksum) {
+  std::string id_table(footer.id_table_bytes, '\0');
+  SHOAL_RETURN_IF_ERROR(
+      ReadFileAt(*file, path, footer.id_table_offset, id_table.size(), id_table.data()));
+  if (Checksum64(id_table.data(), id_table.size()) != footer.id_table_checksum) {
     return Corruption(path, absl::StrCat("id table checksum mismatch (offset ",
                                          footer.id_table_offset, ")"));
   }
-  std::unique_ptr<Sq8> sq8;
-  if (header.code == VectorCode::kSq8) {
-    SHOAL_ASSIGN_OR_RETURN(sq8, ReadCodes(tail.data(), tail_offset, header, footer, path));
-  }
-  std::shared_ptr<DiskSegmentReader> segment(new DiskSegmentReader(
-      path, std::move(file), header, footer, std::move(tail), std::move(sq8)));
+  std::shared_ptr<DiskSegmentReader> segment(
+      new DiskSegmentReader(path, std::move(file), header, footer, std::move(id_table)));
   SHOAL_RETURN_IF_ERROR(CheckIdTable(segment->id_table_, header, path));
   if (header.vector_count > 0) {
     DiskSegmentReader* s = segment.get();
+    SHOAL_RETURN_IF_ERROR(s->LoadCodes(options.budget.get()));
+    // The cache takes what the budget has left, up to node_cache_bytes.
+    size_t cache_bytes = options.node_cache_bytes;
+    if (options.budget != nullptr) {
+      cache_bytes = std::min(cache_bytes, options.budget->available());
+      MemoryBudget::Reservation r;
+      if (!options.budget->TryReserve(cache_bytes, &r)) cache_bytes = 0;  // raced: none
+      s->reservation_.Merge(std::move(r));
+    }
     SHOAL_RETURN_IF_ERROR(s->cache_.Build(
-        header.layout, header.medoid, node_cache_bytes,
+        header.layout, header.medoid, cache_bytes,
         [s](uint32_t node, char* out) { return s->ReadRecord(node, out); }));
   }
   return segment;
@@ -241,7 +307,7 @@ absl::Status DiskSegmentReader::VerifyAll() const {
     return Corruption(path_, "header or footer changed since the segment was opened");
   }
   const uint64_t tail_offset = footer_.nodes_offset + footer_.nodes_bytes;
-  std::string tail(tail_.size(), '\0');
+  std::string tail(header_.CodeAreaBytes() + footer_.id_table_bytes, '\0');
   SHOAL_RETURN_IF_ERROR(ReadAt(tail_offset, tail.size(), tail.data(), nullptr));
   const char* table = tail.data() + header_.CodeAreaBytes();
   if (Checksum64(table, footer_.id_table_bytes) != footer_.id_table_checksum) {

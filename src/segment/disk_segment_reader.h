@@ -37,7 +37,9 @@
 #include "segment/node_cache.h"
 #include "segment/segment.h"
 #include "segment/segment_format.h"
+#include "segment/sq4.h"
 #include "segment/sq8.h"
+#include "util/memory_budget.h"
 
 namespace shoal::segment {
 
@@ -47,9 +49,13 @@ class DiskSegmentReader final : public Segment {
  public:
   // As Segment::Open with SegmentStorage::kDisk, except that a file with
   // vectors but no codes gives null (and OK).
+  // Codes: SQ8 as stored when options.budget (null: no limit) has room for
+  // them, else 4-bit codes derived from them (sq4.h), reserved even over
+  // the budget; then a node cache of what the budget has left, at most
+  // options.node_cache_bytes. The reservations last as long as the reader.
   static absl::StatusOr<std::shared_ptr<Segment>> Open(FileSystem* fs, const std::string& path,
                                                        uint32_t dim, Metric metric,
-                                                       size_t node_cache_bytes);
+                                                       const SegmentOpenOptions& options);
 
   uint64_t vector_count() const override { return header_.vector_count; }
   uint64_t tombstone_count() const override { return header_.tombstone_count; }
@@ -77,6 +83,9 @@ class DiskSegmentReader final : public Segment {
 
   // Nodes pinned in the node cache.
   size_t cached_nodes() const { return cache_.node_count(); }
+  // Bytes of one code held in RAM: SQ8's, or SQ4's when the budget was short.
+  size_t code_bytes() const { return code_bytes_; }
+  bool four_bit_codes() const { return sq4_ != nullptr; }
   // Whether aligned reads bypass the page cache (O_DIRECT).
   bool direct_io() const { return file_->direct(); }
 
@@ -88,8 +97,11 @@ class DiskSegmentReader final : public Segment {
   };
 
   DiskSegmentReader(std::string path, std::unique_ptr<RandomAccessFile> file,
-                    const Header& header, const Footer& footer, std::string tail,
-                    std::unique_ptr<Sq8> sq8);
+                    const Header& header, const Footer& footer, std::string id_table);
+
+  // Reads the codes area (checksum, ranges) into RAM as SQ8 or SQ4 codes,
+  // as `budget` allows; see Open.
+  absl::Status LoadCodes(MemoryBudget* budget);
 
   // Reads [offset, offset + n) into dst. The file ending early is
   // DataLossError; any error names the file and the offset.
@@ -116,12 +128,22 @@ class DiskSegmentReader final : public Segment {
   uint64_t BlockOffset(uint64_t block) const {
     return footer_.nodes_offset + block * header_.layout.block_bytes();
   }
-  const uint8_t* Code(uint32_t node) const { return codes_ + size_t{node} * header_.code_bytes; }
+  const uint8_t* Code(uint32_t node) const { return codes_.data() + size_t{node} * code_bytes_; }
 
   // ---- disk_segment_search.cc ----
   // Points s->records[i] at the record of s->beam[i]: from the cache, or
   // from a block read now into s's buffer.
   absl::Status FetchBeam(DiskSearchScratch* s, SegmentSearchStats* stats, IoCounts* io) const;
+  // The query's distance (as s was reset for) to node's code.
+  float CodeDistance(const DiskSearchScratch& s, uint32_t node) const;
+  // Records node's exact distance in the rerank set and offers its
+  // neighbours to the list by code distance. `record` passed its checks.
+  void Expand(uint32_t node, const char* record, float exact, DiskSearchScratch* s,
+              SegmentSearchStats* stats) const;
+  // The other records of a block just read (`bytes`): each joins the rerank
+  // set, and is expanded too when its code distance places it in the list.
+  void ExpandBlockMates(uint32_t block, const char* bytes, const float* query,
+                        DiskSearchScratch* s, SegmentSearchStats* stats) const;
   // The beam search, leaving every expanded node, with its exact distance,
   // in s->rerank.
   absl::Status Walk(const float* query, const SearchOptions& options, DiskSearchScratch* s,
@@ -131,12 +153,16 @@ class DiskSegmentReader final : public Segment {
   const std::unique_ptr<RandomAccessFile> file_;
   const Header header_;
   const Footer footer_;
-  const std::string tail_;     // the codes area, then the id table
+  const std::string id_table_bytes_;
   const uint64_t entry_count_;
-  const std::unique_ptr<Sq8> sq8_;  // null only without vectors
-  const uint8_t* const codes_;      // node 0's code, in tail_; null without codes
-  const char* const id_table_;      // in tail_
-  NodeCache cache_;                 // built in Open, then immutable
+  const char* const id_table_;  // id_table_bytes_.data()
+  // Set in Open (LoadCodes), then immutable; null / empty without vectors.
+  std::unique_ptr<Sq8> sq8_;     // the stored ranges
+  std::unique_ptr<Sq4> sq4_;     // null: codes_ holds the SQ8 codes
+  std::vector<uint8_t> codes_;   // code_bytes_ per node
+  size_t code_bytes_ = 0;
+  NodeCache cache_;              // built in Open, then immutable
+  MemoryBudget::Reservation reservation_;  // codes and cache
 };
 
 }  // namespace shoal::segment

@@ -3,13 +3,18 @@
 // Beam search over a disk-resident segment (DiskSegmentReader::Search),
 // DiskANN's search from SSD.
 //
-// The candidate list holds the L closest nodes by their SQ8 codes (in RAM).
+// The candidate list holds the L closest nodes by their codes (in RAM: SQ8,
+// or SQ4 under a tight memory budget).
 // Each hop takes the beam_width closest unexpanded ones and fetches their
 // records: from the node cache, or by reading their blocks (FetchBeam, which
 // reads through ReadBlocks, the one function a pipelined reader replaces).
 // A record read gives two things at once: the neighbour list, whose new
 // nodes join the list by their code distance, and the full vector, whose
-// exact distance puts the node in the rerank set. The search ends when every
+// exact distance puts the node in the rerank set. A block holds
+// nodes_per_block records, laid out so that they are graph neighbours
+// (block_layout.h): its other records join the rerank set too, and those
+// the list would take are expanded at once, without a read of their own
+// (Starling's block search). The search ends when every
 // listed node has been expanded; the rerank set (every expanded node, so a
 // superset of the final list) sorted by exact distance gives the answer.
 //
@@ -25,6 +30,7 @@
 #include "distance/distance.h"
 #include "segment/candidate_list.h"
 #include "segment/disk_segment_reader.h"
+#include "segment/pq.h"
 #include "segment/scratch_lease.h"
 #include "segment/sq8.h"
 #include "segment/visited_set.h"
@@ -45,13 +51,15 @@ struct DiskSearchScratch {
   static constexpr uint32_t kCached = 0xFFFFFFFFu;
 
   CandidateList list;
-  VisitedSet visited;
+  VisitedSet visited;   // nodes whose code distance was taken
+  VisitedSet expanded;  // nodes expanded or reranked
   std::vector<uint32_t> beam;          // this hop's nodes
   std::vector<const char*> records;    // their records (cache or buffer)
   std::vector<uint32_t> slot;          // their block's index in `blocks`, or kCached
   std::vector<uint32_t> blocks;        // blocks read this hop
   AlignedBuffer buffer;                // their bytes
-  Sq8Query sq8;
+  Sq8Query sq8;  // the query against SQ8 codes,
+  PqQuery pq;    // or against SQ4 codes (DiskSegmentReader::four_bit_codes)
   std::vector<Ranked> rerank;
   bool in_use = false;
 };
@@ -59,6 +67,7 @@ struct DiskSearchScratch {
 namespace {
 
 thread_local DiskSearchScratch tls_disk_scratch;
+
 
 
 uint64_t NowNs() {
@@ -99,50 +108,106 @@ absl::Status DiskSegmentReader::FetchBeam(DiskSearchScratch* s, SegmentSearchSta
   return absl::OkStatus();
 }
 
+float DiskSegmentReader::CodeDistance(const DiskSearchScratch& s, uint32_t node) const {
+  return sq4_ != nullptr ? s.pq.Distance(Code(node)) : s.sq8.Distance(Code(node));
+}
+
+void DiskSegmentReader::Expand(uint32_t node, const char* record, float exact,
+                               DiskSearchScratch* s, SegmentSearchStats* stats) const {
+  // Checked (cache or just read): degree <= R and every neighbour < n.
+  const NodeLayout& layout = header_.layout;
+  s->rerank.push_back({exact, node, DecodeFixed64(record + layout.id_offset()),
+                       DecodeFixed64(record + layout.sequence_offset())});
+  uint64_t computed = 0;
+  const uint32_t degree = DecodeFixed32(record + layout.degree_offset());
+  const char* neighbors = record + layout.neighbors_offset();
+  for (uint32_t k = 0; k < degree; ++k) {
+    const uint32_t v = DecodeFixed32(neighbors + 4 * k);
+    if (s->visited.TestAndSet(v)) continue;
+    const float d = CodeDistance(*s, v);
+    ++computed;
+    if (s->list.Accepts(d)) s->list.Insert(d, v);
+  }
+  stats->distance_computations += computed;
+}
+
+void DiskSegmentReader::ExpandBlockMates(uint32_t block, const char* bytes, const float* query,
+                                         DiskSearchScratch* s, SegmentSearchStats* stats) const {
+  const NodeLayout& layout = header_.layout;
+  const uint64_t first = uint64_t{block} * layout.nodes_per_block;
+  const uint64_t end = std::min<uint64_t>(first + layout.nodes_per_block, header_.vector_count);
+  CandidateList& list = s->list;
+  for (uint64_t m64 = first; m64 < end; ++m64) {
+    const auto m = static_cast<uint32_t>(m64);
+    if (s->expanded.TestAndSet(m)) continue;  // a beam node, or done already
+    const char* record = bytes + (m64 - first) * layout.node_bytes;
+    const float exact =
+        Distance(header_.metric, query, reinterpret_cast<const float*>(record), header_.dim);
+    ++stats->distance_computations;
+    // Listed (and not expanded): expand it now rather than read this block
+    // again later. Unseen: it joins the list, expanded, if its code
+    // distance would place it there.
+    size_t at = list.size();
+    if (s->visited.TestAndSet(m)) {
+      at = list.Find(m);
+    } else {
+      const float d = CodeDistance(*s, m);
+      ++stats->distance_computations;
+      if (list.Accepts(d)) at = list.Insert(d, m);
+    }
+    if (at < list.size()) {
+      list.MarkExpanded(at);
+      ++stats->hops;
+      Expand(m, record, exact, s, stats);
+    } else {
+      // Not worth a hop, but its exact distance is known: it may still
+      // be among the k closest.
+      s->rerank.push_back({exact, m, DecodeFixed64(record + layout.id_offset()),
+                           DecodeFixed64(record + layout.sequence_offset())});
+    }
+  }
+}
+
 absl::Status DiskSegmentReader::Walk(const float* query, const SearchOptions& options,
                                      DiskSearchScratch* s, SegmentSearchStats* stats,
                                      IoCounts* io) const {
-  const NodeLayout& layout = header_.layout;
   const size_t n = header_.vector_count;
   const size_t beam_width = std::max<uint32_t>(1, options.beam_width);
   CandidateList& list = s->list;
   // L as asked, but never more than the segment has nodes.
   list.Reset(std::min<size_t>(std::max(options.list_size, options.k), n));
   s->visited.Clear(n);
+  s->expanded.Clear(n);
   s->rerank.clear();
 
   s->visited.TestAndSet(header_.medoid);
-  list.Insert(s->sq8.Distance(Code(header_.medoid)), header_.medoid);
+  list.Insert(CodeDistance(*s, header_.medoid), header_.medoid);
   ++stats->distance_computations;
+  const size_t block_bytes = header_.layout.block_bytes();
   while (true) {
     s->beam.clear();
     for (size_t i = list.NextUnexpanded(); i < list.size() && s->beam.size() < beam_width;
          ++i) {
       if (list.expanded(i)) continue;
       list.MarkExpanded(i);
+      s->expanded.TestAndSet(list.node(i));
       s->beam.push_back(list.node(i));
     }
     if (s->beam.empty()) break;
     stats->hops += s->beam.size();
     SHOAL_RETURN_IF_ERROR(FetchBeam(s, stats, io));
     for (size_t i = 0; i < s->beam.size(); ++i) {
-      // Checked (cache or just read): degree <= R and every neighbour < n.
       const char* record = s->records[i];
-      s->rerank.push_back(
-          {Distance(header_.metric, query, reinterpret_cast<const float*>(record), header_.dim),
-           s->beam[i], DecodeFixed64(record + layout.id_offset()),
-           DecodeFixed64(record + layout.sequence_offset())});
-      uint64_t computed = 1;  // the exact one
-      const uint32_t degree = DecodeFixed32(record + layout.degree_offset());
-      const char* neighbors = record + layout.neighbors_offset();
-      for (uint32_t k = 0; k < degree; ++k) {
-        const uint32_t v = DecodeFixed32(neighbors + 4 * k);
-        if (s->visited.TestAndSet(v)) continue;
-        const float d = s->sq8.Distance(Code(v));
-        ++computed;
-        if (list.Accepts(d)) list.Insert(d, v);
+      const float exact =
+          Distance(header_.metric, query, reinterpret_cast<const float*>(record), header_.dim);
+      ++stats->distance_computations;
+      Expand(s->beam[i], record, exact, s, stats);
+    }
+    // A block read holds nodes_per_block records: the others came for free.
+    if (header_.layout.nodes_per_block > 1) {
+      for (size_t j = 0; j < s->blocks.size(); ++j) {
+        ExpandBlockMates(s->blocks[j], s->buffer.data() + j * block_bytes, query, s, stats);
       }
-      stats->distance_computations += computed;
     }
   }
   return absl::OkStatus();
@@ -155,7 +220,11 @@ absl::Status DiskSegmentReader::Search(const float* query, const SearchOptions& 
   const uint64_t start = NowNs();
   const ScratchLease lease(&tls_disk_scratch);
   DiskSearchScratch* s = lease.get();
-  s->sq8.Reset(*sq8_, header_.metric, query);
+  if (sq4_ != nullptr) {
+    s->pq.Reset(sq4_->pq(), header_.metric, query);
+  } else {
+    s->sq8.Reset(*sq8_, header_.metric, query);
+  }
   SegmentSearchStats counts;
   IoCounts io;
   absl::Status status = Walk(query, options, s, &counts, &io);

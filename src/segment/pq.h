@@ -71,6 +71,15 @@ class Pq {
                                                 uint32_t dim, uint32_t m,
                                                 ThreadPool* pool, uint64_t seed);
 
+  // A codebook given whole: chunk s holds dimensions [offsets[s],
+  // offsets[s + 1]), centroid (j, c) is centroids[j * 256 + c] (transposed,
+  // as centroid()). REQUIRES: offsets strictly increasing from 0 to dim,
+  // mean.size() == dim, centroids.size() == dim * 256, all finite.
+  static Pq FromCodebook(uint32_t dim, std::vector<uint32_t> offsets, std::vector<float> mean,
+                         std::vector<float> centroids) {
+    return Pq(dim, std::move(offsets), std::move(mean), std::move(centroids));
+  }
+
   // The codebook Serialize() wrote, for vectors of dim floats.
   // DataLossError when `in` is not exactly that (wrong size, magic, version,
   // dim, chunk offsets, a non-finite value, or a checksum mismatch).

@@ -33,6 +33,7 @@
 
 namespace shoal {
 
+class MemoryBudget;  // util/memory_budget.h
 class Segment;
 
 // A graph to start a build from (a merge's largest input), so that only the
@@ -115,6 +116,9 @@ struct SegmentOpenOptions {
   SegmentStorage storage = SegmentStorage::kMapped;
   // kDisk: bytes of node records pinned in RAM around the medoid.
   size_t node_cache_bytes = 0;
+  // kDisk: what the codes and the cache reserve from (may be null: no
+  // limit; not owned, must outlive the segment).
+  std::shared_ptr<MemoryBudget> budget;
 };
 
 class Segment {

@@ -65,6 +65,11 @@ absl::StatusOr<std::unique_ptr<Sq8>> ReadCodes(const char* area, uint64_t offset
   if (Checksum64(area, h.CodeAreaBytes()) != f.code_checksum) {
     return Corruption(path, absl::StrCat("codes checksum mismatch (offset ", offset, ")"));
   }
+  return ParseCodeRanges(area, offset, h, path);
+}
+
+absl::StatusOr<std::unique_ptr<Sq8>> ParseCodeRanges(const char* area, uint64_t offset,
+                                                     const Header& h, const std::string& path) {
   std::vector<float> lo(h.dim), scale(h.dim);
   std::memcpy(lo.data(), area, 4 * size_t{h.dim});
   std::memcpy(scale.data(), area + 4 * size_t{h.dim}, 4 * size_t{h.dim});

@@ -49,6 +49,12 @@ absl::StatusOr<std::unique_ptr<Sq8>> ReadCodes(const char* area, uint64_t offset
                                                const Header& h, const Footer& f,
                                                const std::string& path);
 
+// The ranges at the start of a codes area (8 * h.dim bytes at `area`, file
+// offset `offset`), checked (finite, steps >= 0); the checksum is the
+// caller's to check.
+absl::StatusOr<std::unique_ptr<Sq8>> ParseCodeRanges(const char* area, uint64_t offset,
+                                                     const Header& h, const std::string& path);
+
 // Checks that the id table (its checksum already verified) is sorted, that
 // every node appears in it exactly once and the tombstones number
 // h.tombstone_count.

@@ -21,7 +21,7 @@ absl::StatusOr<std::shared_ptr<Segment>> Segment::Open(FileSystem* fs, const std
       break;
     case SegmentStorage::kDisk: {
       absl::StatusOr<std::shared_ptr<Segment>> disk =
-          segment::DiskSegmentReader::Open(fs, path, dim, metric, options.node_cache_bytes);
+          segment::DiskSegmentReader::Open(fs, path, dim, metric, options);
       if (disk.ok() && *disk != nullptr) return disk;
       if (!disk.ok() && !absl::IsUnimplemented(disk.status())) return disk;
       // Said once per process: every segment of a DB would say it.

@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "distance/distance.h"
+#include "segment/block_layout.h"
 #include "segment/build_distance.h"
 #include "segment/locality_order.h"
 #include "segment/segment.h"
@@ -70,11 +71,14 @@ absl::Status Validate(const SegmentContents& c, const GraphOptions& g) {
   return absl::OkStatus();
 }
 
-// The nodes, in file order: node i is contents row order[i], whose vector
-// store.vector(i) is a copy of. With a seed, the first `seeded` nodes are
-// the seed's kept nodes in their old order.
+// The nodes, in graph order: graph node i is contents row order[i], whose
+// vector store.vector(i) is a copy of. With a seed, the first `seeded` nodes
+// are the seed's kept nodes in their old order. The file stores them in
+// block order (block_layout.h): file node p is graph node graph_node[p].
 struct Nodes {
   std::vector<uint32_t> order;
+  std::vector<uint32_t> graph_node;  // file node -> graph node
+  std::vector<uint32_t> file_node;   // graph node -> file node
   size_t seeded = 0;
   std::unique_ptr<segment::NodeStore> store;
   // With VectorCode::kSq8: the quantizer and every node's code, in node
@@ -199,7 +203,8 @@ std::string DirName(const std::string& path) {
   return path.substr(0, slash);
 }
 
-// Encodes node `node` at `out` (layout.node_bytes bytes, already zero).
+// Encodes graph node `node` at `out` (layout.node_bytes bytes, already
+// zero), its neighbours as file nodes.
 void EncodeNode(const SegmentContents& c, const Nodes& nodes,
                 const segment::NodeLayout& layout, const segment::VamanaBuilder& graph,
                 uint32_t node, char* out) {
@@ -208,8 +213,10 @@ void EncodeNode(const SegmentContents& c, const Nodes& nodes,
   EncodeFixed64(out + layout.sequence_offset(), c.sequences[nodes.order[node]]);
   const std::span<const uint32_t> neighbors = graph.neighbors(node);
   EncodeFixed32(out + layout.degree_offset(), static_cast<uint32_t>(neighbors.size()));
-  std::memcpy(out + layout.neighbors_offset(), neighbors.data(),
-              neighbors.size() * sizeof(uint32_t));
+  char* at = out + layout.neighbors_offset();
+  for (size_t k = 0; k < neighbors.size(); ++k) {
+    EncodeFixed32(at + 4 * k, nodes.file_node[neighbors[k]]);
+  }
 }
 
 absl::Status WriteNodeBlocks(WritableFile* file, const SegmentContents& c,
@@ -227,7 +234,7 @@ absl::Status WriteNodeBlocks(WritableFile* file, const SegmentContents& c,
       for (uint32_t slot = 0; slot < layout.nodes_per_block; ++slot) {
         const uint64_t node = (first + b) * layout.nodes_per_block + slot;
         if (node >= h.vector_count) break;
-        EncodeNode(c, nodes, layout, graph, static_cast<uint32_t>(node),
+        EncodeNode(c, nodes, layout, graph, nodes.graph_node[node],
                    block + size_t{slot} * layout.node_bytes);
       }
       const size_t body = block_bytes - segment::kChecksumSize;
@@ -250,7 +257,7 @@ std::string EncodeIdTable(const std::vector<IdEntry>& entries) {
   return out;
 }
 
-// The codes area (SQ8): the ranges, then each node's code in node order.
+// The codes area (SQ8): the ranges, then each node's code in file order.
 // Returns its checksum in *checksum.
 absl::Status WriteCodes(WritableFile* file, const SegmentContents& c, const Nodes& nodes,
                         const segment::Header& h, uint64_t* checksum) {
@@ -262,11 +269,15 @@ absl::Status WriteCodes(WritableFile* file, const SegmentContents& c, const Node
   sum.Update(ranges.data(), ranges.size());
   SHOAL_RETURN_IF_ERROR(file->Append(ranges));
   const size_t per_chunk = std::max<size_t>(1, kWriteChunkBytes / h.code_bytes);
+  std::string chunk;
   for (uint64_t first = 0; first < h.vector_count; first += per_chunk) {
     const uint64_t count = std::min<uint64_t>(per_chunk, h.vector_count - first);
-    const std::string_view chunk(
-        reinterpret_cast<const char*>(nodes.codes.data() + first * h.code_bytes),
-        count * h.code_bytes);
+    chunk.resize(count * h.code_bytes);
+    for (uint64_t p = 0; p < count; ++p) {
+      std::memcpy(chunk.data() + p * h.code_bytes,
+                  nodes.codes.data() + size_t{nodes.graph_node[first + p]} * h.code_bytes,
+                  h.code_bytes);
+    }
     sum.Update(chunk.data(), chunk.size());
     SHOAL_RETURN_IF_ERROR(file->Append(chunk));
   }
@@ -316,7 +327,7 @@ absl::Status BuildSegment(FileSystem* fs, ThreadPool* pool, const std::string& p
   nodes.store = std::make_unique<segment::NodeStore>(
       contents.vectors, nodes.order, contents.dim,
       segment::VamanaBuilder::ListCapacity(options.graph.max_degree), pool);
-  SHOAL_ASSIGN_OR_RETURN(const std::vector<IdEntry> entries, SortedIdTable(contents, nodes));
+  SHOAL_ASSIGN_OR_RETURN(std::vector<IdEntry> entries, SortedIdTable(contents, nodes));
 
   segment::BuildDistance distance(*nodes.store, contents.metric);
   if (options.code == VectorCode::kSq8) {
@@ -369,8 +380,16 @@ absl::Status BuildSegment(FileSystem* fs, ThreadPool* pool, const std::string& p
   h.max_degree = options.graph.max_degree;
   h.vector_count = n;
   h.tombstone_count = contents.tombstone_ids.size();
-  h.medoid = n == 0 ? kNoNode : graph.medoid();
   h.layout = segment::NodeLayout::For(h.dim, h.max_degree);
+  nodes.graph_node = segment::BlockLayout(
+      static_cast<uint32_t>(n), h.layout.nodes_per_block,
+      [&](uint32_t u) { return graph.neighbors(u); });
+  nodes.file_node.resize(n);
+  for (uint32_t p = 0; p < n; ++p) nodes.file_node[nodes.graph_node[p]] = p;
+  for (IdEntry& e : entries) {
+    if (e.node != kNoNode) e.node = nodes.file_node[e.node];
+  }
+  h.medoid = n == 0 ? kNoNode : nodes.file_node[graph.medoid()];
   h.block_count = h.layout.BlockCount(n);
   h.build_list_size = options.graph.build_list_size;
   h.alpha = options.graph.alpha;

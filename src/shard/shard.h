@@ -47,6 +47,7 @@
 #include "util/background_worker.h"
 #include "util/debug_timing.h"
 #include "util/file_system.h"
+#include "util/memory_budget.h"
 #include "util/mutex.h"
 #include "util/thread_pool.h"
 #include "util/top_k.h"
@@ -85,6 +86,8 @@ struct ShardOptions {
   BackgroundWorker* compactor = nullptr;
   ThreadPool* pool = nullptr;           // threads for graph builds
   ManifestEditor* manifest = nullptr;   // REQUIRED
+  // Options::memory_budget_bytes, shared by the DB's segments; may be null.
+  std::shared_ptr<MemoryBudget> memory_budget;
 };
 
 // What recovery found, for logs and tests.
@@ -258,7 +261,8 @@ class Shard {
   // Opens segment `path` as Options::segment_storage says.
   absl::StatusOr<std::shared_ptr<Segment>> OpenSegment(const std::string& path) const {
     return Segment::Open(fs_, path, dim(), metric(),
-                         {options_.db.segment_storage, options_.db.node_cache_bytes});
+                         {options_.db.segment_storage, options_.db.node_cache_bytes,
+                          options_.memory_budget});
   }
 
   // ---- shard_recovery.cc ----

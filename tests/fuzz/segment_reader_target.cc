@@ -19,6 +19,7 @@
 #include "segment/segment_format.h"
 #include "util/coding.h"
 #include "util/hash.h"
+#include "util/memory_budget.h"
 #include "util/top_k.h"
 
 namespace shoal::fuzz {
@@ -241,14 +242,19 @@ int FuzzSegmentReader(const uint8_t* data, size_t size) {
   // accepts every file the mapped reader accepts, except that filling its
   // cache reads (and checks) the blocks around the medoid at open: a damaged
   // one there is DataLoss at open, and then the file does not verify.
+  // With flag bit 3 too, a memory budget of one byte: the reader derives
+  // 4-bit codes from the file's SQ8 codes (a second pass over them) and
+  // has no cache.
   SegmentOpenOptions how;
   if (flags & 4) {
     how.storage = SegmentStorage::kDisk;
     how.node_cache_bytes = static_cast<size_t>(params & 3) * 4096;
+    if (flags & 8) how.budget = MemoryBudget::Create(1);
   }
   absl::StatusOr<std::shared_ptr<Segment>> fresh = Segment::Open(&fs, kPath, dim, metric, how);
   if (!fresh.ok()) {
-    FUZZ_CHECK(how.node_cache_bytes > 0 && absl::IsDataLoss(fresh.status()));
+    FUZZ_CHECK(how.node_cache_bytes > 0 && how.budget == nullptr &&
+               absl::IsDataLoss(fresh.status()));
     FUZZ_CHECK(fresh.status().message().find(kPath) != std::string_view::npos);
     FUZZ_CHECK(!(*listed)->VerifyAll().ok());
     return 0;
