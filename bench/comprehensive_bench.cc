@@ -226,6 +226,7 @@ DiskSettings DiskSettingsFromFlags(std::string dir, uint32_t k, bool quick,
   s.list_sizes = ParseListSizes(OrDefault(absl::GetFlag(FLAGS_disk_list_sizes),
                                           "10,15,20,30,40,60,80,100,150,200", "10,20", quick),
                                 k);
+  if (s.list_sizes.empty()) Die("--disk_list_sizes", absl::InvalidArgumentError("empty"));
   s.beam_widths = ParseCounts(
       OrDefault(absl::GetFlag(FLAGS_disk_beam_widths), "1,2,4,8", "1,4", quick),
       "--disk_beam_widths");

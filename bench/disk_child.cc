@@ -240,6 +240,36 @@ void WriteResult(const std::string& path, const std::string& text) {
   }
 }
 
+// Every wanted kind x W x L on one thread into d.sweep, then each kind's
+// thread counts into d.threads.
+void Sweep(shoal::DB& db, const ExportedQueries& in, const DiskSettings& s, uint32_t k,
+           DiskFigures& d) {
+  std::vector<SearchVariant> variants;
+  for (const SearchVariant& v : SearchVariants()) {
+    if (Wanted(s, v.name)) variants.push_back(v);
+  }
+  if (variants.empty()) Die("--disk_kinds", absl::InvalidArgumentError("no such search kind"));
+  {
+    Progress progress("disk sweep", variants.size() * s.beam_widths.size() * s.list_sizes.size());
+    for (const SearchVariant& v : variants) {
+      for (const uint32_t w : s.beam_widths) {
+        for (const uint32_t l : s.list_sizes) {
+          d.sweep.push_back(Measure(db, in, v, k, l, w, 1, s.min_seconds));
+          Log(d.sweep.back());
+          progress.Add(1);
+        }
+      }
+    }
+  }
+  for (const SearchVariant& v : variants) {
+    const DiskPoint at = ThreadSweepPoint(d.sweep, v.name);
+    for (const uint32_t t : s.threads) {
+      d.threads.push_back(Measure(db, in, v, k, at.list_size, at.beam_width, t, s.min_seconds));
+      Log(d.threads.back());
+    }
+  }
+}
+
 }  // namespace
 
 std::string DiskChildResultPath(const std::string& dir) { return dir + "/child-result.json"; }
@@ -264,31 +294,7 @@ int DiskChildMain(const DiskSettings& s, uint32_t k, uint32_t worker_threads) {
   StatusLine(fmt::format("[disk]   child opened {} in {:.3f} s: {} segments, O_DIRECT {}, "
                          "RSS {:.1f} MiB", db_dir, d.open_seconds, d.segments,
                          d.direct_io ? "yes" : "no", d.rss_after_open.rss_kib / 1024));
-  std::vector<SearchVariant> variants;
-  for (const SearchVariant& v : SearchVariants()) {
-    if (Wanted(s, v.name)) variants.push_back(v);
-  }
-  if (variants.empty()) Die("--disk_kinds", absl::InvalidArgumentError("no such search kind"));
-  {
-    Progress progress("disk sweep", variants.size() * s.beam_widths.size() * s.list_sizes.size());
-    for (const SearchVariant& v : variants) {
-      for (const uint32_t w : s.beam_widths) {
-        for (const uint32_t l : s.list_sizes) {
-          d.sweep.push_back(Measure(*db, in, v, k, l, w, 1, s.min_seconds));
-          Log(d.sweep.back());
-          progress.Add(1);
-        }
-      }
-    }
-  }
-  for (const SearchVariant& v : variants) {
-    const DiskPoint at = ThreadSweepPoint(d.sweep, v.name);
-    for (const uint32_t t : s.threads) {
-      d.threads.push_back(
-          Measure(*db, in, v, k, at.list_size, at.beam_width, t, s.min_seconds));
-      Log(d.threads.back());
-    }
-  }
+  Sweep(*db, in, s, k, d);
   d.rss_after_search = ReadRss();
   CheckOk(db->Close(), "Close " + db_dir);
   WriteResult(DiskChildResultPath(s.dir), DiskFiguresToJson(d));

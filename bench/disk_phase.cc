@@ -3,7 +3,8 @@
 // --phases disk: shoal with SegmentStorage::kDisk (issue 20).
 //
 // The database is built once with BulkLoad in c.disk.dir (a real disk: on
-// tmpfs there is no O_DIRECT and no disk to wait for) and kept: a marker
+// tmpfs there is no disk to wait for, and before Linux 6.6 no O_DIRECT)
+// and kept: a marker
 // file beside it names the data (name, source, size, a hash of the ids and
 // vectors) and the collection's shape, and a later run on the same data and
 // shape reuses it rather than spend minutes rebuilding.
@@ -232,8 +233,9 @@ void DiskPhase(const Config& c, const Dataset& data, const Truth& truth, Report&
   CheckOk(MakeDirs(s.dir), "mkdir " + s.dir);
   d.fs_type = FsType(s.dir);
   if (d.fs_type == "tmpfs" || d.fs_type == "ramfs") {
-    StatusLine(fmt::format("[disk]   WARNING: {} is on {}: no O_DIRECT and no disk; the "
-                           "figures are of memory (--disk_mode_dir)", s.dir, d.fs_type));
+    StatusLine(fmt::format("[disk]   WARNING: {} is on {}: no disk behind it (O_DIRECT, "
+                           "where taken, copies from memory, and its pages cannot be dropped); "
+                           "the figures are of memory (--disk_mode_dir)", s.dir, d.fs_type));
   }
   EnsureDatabase(c, data, d);
   d.db_bytes = TreeBytes(d.dir);
