@@ -12,10 +12,14 @@
 //   - on segments (after BulkLoad), the default SearchOptions reach
 //     recall@10 >= 0.95, and some list_size of the sweep >= 0.98;
 // and, with --compare, side by side with hnswlib and faiss on the same data
-// and threads: build rate and QPS at recall@10 = 0.90 / 0.95 / 0.99.
+// and threads: build rate and QPS at recall@10 = 0.90 / 0.95 / 0.99;
+// and, with --phases disk (SegmentStorage::kDisk, disk_phase.cc), at
+// recall@10 >= 0.95 at most 12 node reads per query, a searching process of
+// at most 10% of the raw vector bytes + 64 MiB, and against DiskANN's disk
+// index (when its results exist): fewer reads and >= 1.2x its QPS.
 //
 // Every measurement uses a fresh database in a wiped directory and closes it
-// afterwards. Tables go to stdout, progress to stderr, and --output writes
+// afterwards, except the disk phase's, which is kept for the next run. Tables go to stdout, progress to stderr, and --output writes
 // the same figures as JSON. Usage: see docs/performance.md.
 
 #include <algorithm>
@@ -77,8 +81,9 @@ ABSL_FLAG(std::string, export_dir, "",
           "write the data set, its exact top-k ids and dataset.json to this directory "
           "(export_dataset.h), then exit without running phases");
 ABSL_FLAG(std::string, phases, "ingest,raw,group,search,build,sweep,limits",
-          "comma-separated subset of ingest,raw,group,search,build,sweep,compare,limits,churn "
-          "(churn: not in the default run; --churn_rounds rounds of deletes and inserts)");
+          "comma-separated subset of ingest,raw,group,search,build,sweep,compare,limits,churn,"
+          "disk (churn: not in the default run; --churn_rounds rounds of deletes and inserts; "
+          "disk: not in the default run; SegmentStorage::kDisk, see --disk_mode_dir)");
 ABSL_FLAG(bool, compare, false,
           "also build and sweep hnswlib and faiss (those found at build time) on the same "
           "data: same as adding 'compare' to --phases");
@@ -113,13 +118,36 @@ ABSL_FLAG(size_t, write_vectors, 1000000,
           "round) unless --time_budget_s stops it first; at least the base set");
 ABSL_FLAG(size_t, memtable_mb, 0,
           "Options::memtable_bytes in MiB (0 = room for everything the bench writes)");
+ABSL_FLAG(std::string, disk_mode_dir, "",
+          "--phases disk: directory of its database, on a real disk, kept and reused while its "
+          "marker file names the same data ('' = /var/tmp/shoal-bench-disk/<dataset>)");
+ABSL_FLAG(bool, disk_rebuild, false, "--phases disk: build the database even if reusable");
+ABSL_FLAG(std::string, disk_kinds, "",
+          "--phases disk: search kinds to sweep, comma-separated ('' = all; now: beam)");
+ABSL_FLAG(std::string, disk_list_sizes, "",
+          "--phases disk: SearchOptions::list_size values ('' = 10,15,20,30,40,60,80,100,150,200; "
+          "10,20 on --dataset small, a quick check)");
+ABSL_FLAG(std::string, disk_beam_widths, "",
+          "--phases disk: SearchOptions::beam_width values ('' = 1,2,4,8; 1,4 on small)");
+ABSL_FLAG(std::string, disk_threads, "",
+          "--phases disk: thread counts at the cheapest point reaching recall 0.95 "
+          "('' = 1,2,4,8; 1,2 on small)");
+ABSL_FLAG(double, disk_min_seconds, 1.0,
+          "--phases disk: each point searches every query once, and again until this long");
+ABSL_FLAG(size_t, node_cache_bytes, shoal::Options{}.node_cache_bytes,
+          "--phases disk: Options::node_cache_bytes (per segment)");
+ABSL_FLAG(std::string, diskann_results, "",
+          "--phases disk: results of bench/diskann_disk_peer.py to compare with ('' = "
+          "/var/tmp/shoal-diskann/<dataset>-diskann.json; skipped when absent)");
+ABSL_FLAG(std::string, disk_child, "",
+          "internal: run as the disk phase's child process on this directory");
 ABSL_FLAG(bool, progress, true, "draw progress bars on stderr (when it is a terminal)");
 
 namespace shoal_bench {
 namespace {
 
-constexpr const char* kPhaseNames[] = {"ingest", "raw",     "group",  "search", "build",
-                                       "sweep",  "compare", "limits", "churn"};
+constexpr const char* kPhaseNames[] = {"ingest",  "raw",    "group", "search", "build",
+                                       "sweep",   "compare", "limits", "churn", "disk"};
 
 shoal::Metric ParseMetric(const std::string& name) {
   if (name == "l2") return shoal::Metric::kL2;
@@ -162,6 +190,53 @@ std::vector<uint32_t> ParseListSizes(const std::string& list, uint32_t k) {
     out.push_back(static_cast<uint32_t>(v));
   }
   return out;
+}
+
+// Positive integers, e.g. --disk_beam_widths.
+std::vector<uint32_t> ParseCounts(const std::string& list, const char* flag) {
+  std::vector<uint32_t> out;
+  for (const std::string& item : SplitCommas(list)) {
+    char* end = nullptr;
+    const unsigned long v = std::strtoul(item.c_str(), &end, 10);
+    if (end == item.c_str() || *end != '\0' || v < 1 || v > 4096) {
+      Die(flag, absl::InvalidArgumentError(fmt::format("'{}' is not a count in 1..4096", item)));
+    }
+    out.push_back(static_cast<uint32_t>(v));
+  }
+  if (out.empty()) Die(flag, absl::InvalidArgumentError("empty"));
+  return out;
+}
+
+// `flag`'s value, or when it is empty `full`, or `quick` with `quick_run`.
+std::string OrDefault(const std::string& flag, const char* full, const char* quick,
+                      bool quick_run) {
+  return !flag.empty() ? flag : quick_run ? quick : full;
+}
+
+// The disk phase's settings; `dir` names its directory, `quick` asks for
+// the short default sweep (--dataset small: node reads take ~0.1 ms on a
+// virtual disk, and the full sweep would take minutes even there). `args`:
+// this process's arguments.
+DiskSettings DiskSettingsFromFlags(std::string dir, uint32_t k, bool quick,
+                                   const std::vector<std::string>& args) {
+  DiskSettings s;
+  s.dir = std::move(dir);
+  s.rebuild = absl::GetFlag(FLAGS_disk_rebuild);
+  s.kinds = SplitCommas(absl::GetFlag(FLAGS_disk_kinds));
+  s.list_sizes = ParseListSizes(OrDefault(absl::GetFlag(FLAGS_disk_list_sizes),
+                                          "10,15,20,30,40,60,80,100,150,200", "10,20", quick),
+                                k);
+  if (s.list_sizes.empty()) Die("--disk_list_sizes", absl::InvalidArgumentError("empty"));
+  s.beam_widths = ParseCounts(
+      OrDefault(absl::GetFlag(FLAGS_disk_beam_widths), "1,2,4,8", "1,4", quick),
+      "--disk_beam_widths");
+  s.threads = ParseCounts(OrDefault(absl::GetFlag(FLAGS_disk_threads), "1,2,4,8", "1,2", quick),
+                          "--disk_threads");
+  s.min_seconds = absl::GetFlag(FLAGS_disk_min_seconds);
+  s.node_cache_bytes = absl::GetFlag(FLAGS_node_cache_bytes);
+  s.diskann_results = absl::GetFlag(FLAGS_diskann_results);
+  s.child_args = args;
+  return s;
 }
 
 std::string DefaultSearchDir() {
@@ -207,7 +282,7 @@ void FillRunConfig(const Dataset& data, Config& c) {
   r.brute_force_kernel = BruteForceKernelName();
 }
 
-Config ConfigFromFlags(const Dataset& data) {
+Config ConfigFromFlags(const Dataset& data, const std::vector<std::string>& args) {
   Config c;
   FillRunConfig(data, c);
   RunConfig& r = c.run;
@@ -238,6 +313,14 @@ Config ConfigFromFlags(const Dataset& data) {
   c.search.beam_width = r.beam_width = absl::GetFlag(FLAGS_beam_width);
   c.list_sizes = ParseListSizes(absl::GetFlag(FLAGS_list_sizes), c.search.k);
   c.sweep_budget_s = absl::GetFlag(FLAGS_sweep_budget_s);
+  const std::string disk_dir = absl::GetFlag(FLAGS_disk_mode_dir);
+  const bool quick = data.spec.name == "small" && absl::GetFlag(FLAGS_base).empty();
+  c.disk = DiskSettingsFromFlags(
+      disk_dir.empty() ? "/var/tmp/shoal-bench-disk/" + data.spec.name : disk_dir, c.search.k,
+      quick, args);
+  if (c.disk.diskann_results.empty()) {
+    c.disk.diskann_results = "/var/tmp/shoal-diskann/" + data.spec.name + "-diskann.json";
+  }
   return c;
 }
 
@@ -291,20 +374,26 @@ void CleanUp(const Config& c) {
   std::filesystem::remove(c.search_dir, ec);
 }
 
-int Main() {
+int Main(const std::vector<std::string>& args) {
   const Stopwatch total;
   if (!absl::GetFlag(FLAGS_progress)) Progress::Disable();
+  if (const std::string dir = absl::GetFlag(FLAGS_disk_child); !dir.empty()) {
+    const uint32_t k = std::max(1u, absl::GetFlag(FLAGS_k));
+    // The parent passes its settings as flags (they override its own).
+    return DiskChildMain(DiskSettingsFromFlags(dir, k, false, args), k,
+                         absl::GetFlag(FLAGS_threads));
+  }
   const bool from_files = !absl::GetFlag(FLAGS_base).empty();
   const DatasetFiles files = from_files ? FilesFromFlags() : DatasetFiles{};
   const Dataset data = LoadDataset(from_files ? &files : nullptr);
-  const Config c = ConfigFromFlags(data);
+  const Config c = ConfigFromFlags(data, args);
   Report report;
   report.config = c.run;
   const bool graph = c.HasPhase("build") || c.HasPhase("sweep") || c.compare;
   Truth truth;
   const std::string export_dir = absl::GetFlag(FLAGS_export_dir);
   if (!export_dir.empty() || c.HasPhase("search") || c.HasPhase("sweep") ||
-      c.HasPhase("limits") || c.compare) {
+      c.HasPhase("limits") || c.HasPhase("disk") || c.compare) {
     std::string how;
     truth = ValueOrDie(GroundTruth(data, from_files ? &files : nullptr, c.metric, c.search.k,
                                    c.run.threads, &report.search.ground_truth_seconds, &how),
@@ -328,6 +417,7 @@ int Main() {
   if (graph) GraphPhase(c, data, truth, report);
   if (c.HasPhase("churn")) ChurnPhase(c, data, report);
   if (c.compare) ComparePhase(c, data, truth, report);
+  if (c.HasPhase("disk")) DiskPhase(c, data, truth, report);
   CleanUp(c);
   report.total_seconds = total.Seconds();
   PrintReport(report);
@@ -360,10 +450,13 @@ int main(int argc, char** argv) {
       "side by side.\n"
       "  comprehensive_bench --dataset small|medium|large [--compare] [--output FILE.json]\n"
       "  comprehensive_bench --base FILE --query FILE [--groundtruth FILE] ...\n"
-      "  comprehensive_bench --dataset medium --export_dir DIR   (files for external peers)");
+      "  comprehensive_bench --dataset medium --export_dir DIR   (files for external peers)\n"
+      "  comprehensive_bench --dataset large --phases disk [--disk_mode_dir DIR]   "
+      "(SegmentStorage::kDisk, searched in a child process; DiskANN side by side when "
+      "scripts/diskann_peer.sh has run)");
   std::vector<std::string> args = shoal_bench::NormalizeFlagNames(argc, argv);
   std::vector<char*> arg_ptrs;
   for (std::string& a : args) arg_ptrs.push_back(a.data());
   absl::ParseCommandLine(static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
-  return shoal_bench::Main();
+  return shoal_bench::Main(args);
 }

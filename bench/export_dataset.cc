@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "dataset/dataset_reader.h"
 #include "dataset/dataset_writer.h"
 #include "fmt/core.h"
 #include "json_writer.h"
@@ -82,12 +83,39 @@ absl::Status ExportDataset(const Dataset& data, const std::vector<std::vector<ui
   shoal::FileSystem* fs = shoal::FileSystem::Default();
   SHOAL_RETURN_IF_ERROR(shoal::WriteVectors(fs, shoal::JoinPath(dir, "base.fbin"),
                                             ToMatrix(data.base, data.dim())));
-  SHOAL_RETURN_IF_ERROR(shoal::WriteVectors(fs, shoal::JoinPath(dir, "query.fbin"),
-                                            ToMatrix(data.queries, data.dim())));
-  SHOAL_RETURN_IF_ERROR(shoal::WriteNeighbors(fs, shoal::JoinPath(dir, "groundtruth.ibin"),
-                                              ToIntMatrix(truth, k)));
+  SHOAL_RETURN_IF_ERROR(ExportQueries(data, truth, k, dir));
   return shoal::WriteFileAtomic(fs, shoal::JoinPath(dir, "dataset.json"),
                                 DescriptionJson(data, k, info));
+}
+
+absl::Status ExportQueries(const Dataset& data, const std::vector<std::vector<uint64_t>>& truth,
+                           uint32_t k, const std::string& dir) {
+  SHOAL_RETURN_IF_ERROR(CheckTruth(truth, data.num_queries(), k));
+  shoal::FileSystem* fs = shoal::FileSystem::Default();
+  SHOAL_RETURN_IF_ERROR(shoal::WriteVectors(fs, shoal::JoinPath(dir, "query.fbin"),
+                                            ToMatrix(data.queries, data.dim())));
+  return shoal::WriteNeighbors(fs, shoal::JoinPath(dir, "groundtruth.ibin"),
+                               ToIntMatrix(truth, k));
+}
+
+absl::StatusOr<ExportedQueries> ReadExportedQueries(const std::string& dir) {
+  shoal::FileSystem* fs = shoal::FileSystem::Default();
+  SHOAL_ASSIGN_OR_RETURN(shoal::Matrix queries,
+                         shoal::ReadVectors(fs, shoal::JoinPath(dir, "query.fbin")));
+  SHOAL_ASSIGN_OR_RETURN(shoal::IntMatrix ids,
+                         shoal::ReadNeighbors(fs, shoal::JoinPath(dir, "groundtruth.ibin")));
+  if (ids.rows != queries.rows) {
+    return absl::InvalidArgumentError(fmt::format(
+        "{}: {} queries but {} rows of ground truth", dir, queries.rows, ids.rows));
+  }
+  ExportedQueries out;
+  out.dim = queries.cols;
+  out.queries = std::move(queries.data);
+  out.truth.resize(ids.rows);
+  for (uint64_t i = 0; i < ids.rows; ++i) {
+    for (const int32_t id : ids.row(i)) out.truth[i].push_back(static_cast<uint64_t>(id));
+  }
+  return out;
 }
 
 }  // namespace shoal_bench

@@ -21,10 +21,12 @@
 #define SHOAL_BENCH_EXPORT_DATASET_H_
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "dataset.h"
 
 namespace shoal_bench {
@@ -42,6 +44,24 @@ struct ExportInfo {
                                          const std::vector<std::vector<uint64_t>>& truth,
                                          uint32_t k, const ExportInfo& info,
                                          const std::string& dir);
+
+// The query.fbin and groundtruth.ibin of the above alone, into an existing
+// `dir` (the disk phase hands them to its child process this way).
+[[nodiscard]] absl::Status ExportQueries(const Dataset& data,
+                                         const std::vector<std::vector<uint64_t>>& truth,
+                                         uint32_t k, const std::string& dir);
+
+// What ExportQueries wrote: the queries (row-major, `dim` floats each) and
+// their exact neighbour ids. DataLoss or InvalidArgument for a damaged file,
+// and InvalidArgument when the two disagree on the number of queries.
+struct ExportedQueries {
+  uint32_t dim = 0;
+  std::vector<float> queries;
+  std::vector<std::vector<uint64_t>> truth;
+  size_t size() const { return truth.size(); }
+  std::span<const float> Query(size_t i) const { return {queries.data() + i * dim, dim}; }
+};
+[[nodiscard]] absl::StatusOr<ExportedQueries> ReadExportedQueries(const std::string& dir);
 
 }  // namespace shoal_bench
 

@@ -6,6 +6,8 @@
 //   write_phases.cc   ingest, raw, group: the write path and its baselines
 //   search_phases.cc  search (exact, memtables), build, sweep, compare, limits
 //                     (machine_limits.cc)
+//   disk_phase.cc     disk: SegmentStorage::kDisk, searched in a child process
+//                     (disk_child.cc)
 
 #ifndef SHOAL_BENCH_PHASES_H_
 #define SHOAL_BENCH_PHASES_H_
@@ -31,6 +33,20 @@ struct Target {
   std::string RawFile() const { return dir + "/raw-write.bin"; }
 };
 
+// --phases disk: where its database lives and what the child sweeps.
+struct DiskSettings {
+  std::string dir;        // the database and the files shared with the child; kept
+  bool rebuild = false;   // build even when the marker says the database is this data's
+  std::vector<std::string> kinds;       // SearchVariants to run by name (empty: all)
+  std::vector<uint32_t> list_sizes;     // L of the sweep (>= k)
+  std::vector<uint32_t> beam_widths;    // W of the sweep
+  std::vector<uint32_t> threads;        // of the thread sweep
+  double min_seconds = 1.0;             // per point, after every query once
+  size_t node_cache_bytes = 0;          // Options::node_cache_bytes
+  std::string diskann_results;          // bench/diskann_disk_peer.py --output file
+  std::vector<std::string> child_args;  // this process's arguments, handed to the child
+};
+
 struct Config {
   RunConfig run;  // echoed in the report
   shoal::Metric metric = shoal::Metric::kL2;
@@ -48,6 +64,7 @@ struct Config {
   uint32_t churn_rounds = 50;    // --phases churn: rounds, and the fraction of the
   double churn_fraction = 0.05;  // initial size deleted and inserted each round
   std::vector<std::string> peers;  // run a peer whose name contains one (empty: all)
+  DiskSettings disk;
 
   bool HasPhase(std::string_view name) const {
     return std::find(phases.begin(), phases.end(), name) != phases.end();
@@ -88,6 +105,15 @@ void ComparePhase(const Config& c, const Dataset& data, const Truth& truth, Repo
 void LimitsPhase(const Config& c, const Dataset& data, const Truth& truth, Report& report);
 // Rounds of deletes and inserts on a living database (churn_phase.cc).
 void ChurnPhase(const Config& c, const Dataset& data, Report& report);
+// Disk-resident search (disk_phase.cc): builds (or reuses) the database in
+// c.disk.dir, then runs this binary again with --disk_child to search it.
+void DiskPhase(const Config& c, const Dataset& data, const Truth& truth, Report& report);
+// The child's side (disk_child.cc): opens the database in c.disk.dir with
+// SegmentStorage::kDisk, reads the queries the parent wrote there, sweeps,
+// and writes its DiskFigures there as JSON (DiskChildResultPath). `k` and
+// `worker_threads` as the parent's. Returns the exit status; dies on errors.
+int DiskChildMain(const DiskSettings& s, uint32_t k, uint32_t worker_threads);
+std::string DiskChildResultPath(const std::string& dir);
 
 }  // namespace shoal_bench
 

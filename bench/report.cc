@@ -56,6 +56,31 @@ double BatchVsRaw(const Report& r, std::string_view target) {
   return batch && raw ? Ratio(batch->MBPerSecond(), raw->MBPerSecond()) : kNaN;
 }
 
+// Disk mode: goals on reads, RSS and against DiskANN, as ratios where >= 1
+// (or 1.2) meets the goal.
+void DiskGoals(const DiskFigures& d, std::vector<Goal>& goals) {
+  const DiskPoint* few = FewestReadsAtRecall(d.sweep);
+  const DiskPoint* fast = BestQpsAtRecall(d.sweep);
+  goals.push_back({"disk_reads_goal_vs_fewest_reads_at_0.95",
+                   fmt::format("Disk: {:.0f} / fewest reads/query at recall {:.2f} (<= {:.0f})",
+                               kDiskReadsGoal, kDiskRecall, kDiskReadsGoal),
+                   few != nullptr ? Ratio(kDiskReadsGoal, few->reads) : kNaN, 1.0});
+  goals.push_back({"disk_rss_budget_vs_peak_rss",
+                   "Disk: (10% of raw vectors + 64 MiB) / child's peak RSS",
+                   Ratio(static_cast<double>(d.RssBudgetBytes()),
+                         d.rss_after_search.hwm_kib * 1024),
+                   1.0});
+  const PeerDiskPoint* pfew = PeerFewestReadsAtRecall(d.peer);
+  const PeerDiskPoint* pfast = PeerBestQpsAtRecall(d.peer);
+  goals.push_back({"disk_diskann_reads_vs_shoal_reads_at_0.95",
+                   fmt::format("Disk: DiskANN reads / shoal reads, recall {:.2f}", kDiskRecall),
+                   few && pfew ? Ratio(pfew->reads, few->reads) : kNaN, 1.0});
+  goals.push_back({"disk_shoal_qps_vs_diskann_qps_at_0.95",
+                   fmt::format("Disk: shoal QPS / DiskANN QPS, 1 thread, recall {:.2f}",
+                               kDiskRecall),
+                   fast && pfast ? Ratio(fast->Qps(), pfast->qps) : kNaN, 1.2});
+}
+
 std::vector<Goal> Goals(const Report& r) {
   std::vector<Goal> goals;
   goals.push_back({"putbatch_never_10000_shm_vs_raw_write",
@@ -120,6 +145,7 @@ std::vector<Goal> Goals(const Report& r) {
                      what + ": 1 / space amplification (<= 1.5)",
                      1.0 / run.final_space_amplification, 0.667});
   }
+  if (r.disk.done) DiskGoals(r.disk, goals);
   goals.push_back({"segment_best_recall_of_sweep",
                    fmt::format("recall@{} on segments, best list_size of the sweep", r.config.k),
                    best, 0.98});
@@ -392,6 +418,7 @@ void PrintReport(const Report& report) {
   PrintGraph(report);
   PrintChurn(report);
   PrintCompare(report);
+  PrintDisk(report);
   PrintGoals(report);
   fmt::print("\ntotal {:.1f} s\n", report.total_seconds);
   std::fflush(stdout);
@@ -411,6 +438,7 @@ std::string ReportToJson(const Report& report) {
   GraphToJson(report, w);
   ChurnToJson(report, w);
   CompareToJson(report, w);
+  DiskToJson(report, w);
   GoalsToJson(report, w);
   w.Field("total_seconds", report.total_seconds);
   w.EndObject();

@@ -203,6 +203,68 @@ struct ChurnRun {
   double MedianQpsRatio() const;
 };
 
+// The disk phase (disk_phase.cc, disk_child.cc): shoal with
+// SegmentStorage::kDisk, searched in a child process so that its RSS is the
+// database's. Per-query figures are means over every search of a point.
+struct DiskPoint {
+  std::string kind;          // the SearchOptions variant (disk_child.cc, SearchVariants)
+  uint32_t list_size = 0;
+  uint32_t beam_width = 0;
+  uint32_t threads = 1;
+  size_t queries = 0;        // searches timed: every query, repeated to fill the time
+  double seconds = 0;
+  double recall = 0;         // recall@k of the first pass over the queries
+  LatencyFigures latency;    // microseconds
+  double reads = 0;          // SearchStats::reads per query (node blocks)
+  double kernel_reads = 0;   // /proc/self/io read_bytes / 4096 per query
+  double cache_hits = 0;     // SearchStats::cache_hits per query
+  double hops = 0;
+  double io_wait_share = 0;  // io_wait_ns / (io_wait_ns + compute_ns)
+  double Qps() const { return seconds > 0 ? queries / seconds : 0; }
+};
+
+// /proc/self/status of the child, KiB.
+struct RssFigures {
+  double rss_kib = 0;  // VmRSS
+  double hwm_kib = 0;  // VmHWM (peak)
+};
+
+// A DiskANN single-thread row of bench/diskann_disk_peer.py's results.
+struct PeerDiskPoint {
+  uint32_t list_size = 0, beam_width = 0, cache_nodes = 0;
+  double recall = 0, reads = 0, qps = 0, mean_us = 0;
+};
+
+struct DiskFigures {
+  bool done = false;
+  std::string dir;               // the database (kept for the next run)
+  std::string fs_type;           // of dir, from /proc/mounts
+  bool reused = false;           // the database of an earlier run (its marker matched)
+  double build_seconds = 0;      // BulkLoad (of the run that built it)
+  uint64_t db_bytes = 0;         // files of the database
+  uint64_t raw_vector_bytes = 0; // num_vectors * dim * 4
+  uint32_t shards = 0;
+  uint64_t node_cache_bytes = 0; // Options::node_cache_bytes (per segment)
+  bool direct_io = false;        // every segment file opened with O_DIRECT
+  uint32_t segments = 0;
+  double page_cache_before_mib = 0;  // the database's pages cached before the drop
+  double page_cache_after_mib = 0;   // and after posix_fadvise(DONTNEED)
+  double open_seconds = 0;
+  RssFigures rss_before_open, rss_after_open, rss_after_search;
+  std::vector<DiskPoint> sweep;      // one thread, every kind x beam_width x list_size
+  std::vector<DiskPoint> threads;    // at the cheapest point reaching kDiskRecall
+  // The DiskANN peer, when its results file exists for this data set.
+  std::string peer_file;
+  std::string peer_note;             // why it is absent or skipped
+  std::vector<PeerDiskPoint> peer;
+  uint64_t RssBudgetBytes() const { return raw_vector_bytes / 10 + (uint64_t{64} << 20); }
+};
+
+// The recall@k at which the disk phase reads its figures off.
+inline constexpr double kDiskRecall = 0.95;
+// Goal: mean node reads per query at kDiskRecall.
+inline constexpr double kDiskReadsGoal = 12;
+
 struct Report {
   RunConfig config;
   std::vector<IngestResult> ingest;
@@ -218,6 +280,7 @@ struct Report {
   std::vector<IndexRun> peers;        // --compare
   std::vector<std::string> peer_notes; // peers skipped, and why
   LimitsFigures limits;
+  DiskFigures disk;                    // --phases disk
   double total_seconds = 0;
 };
 
@@ -246,6 +309,19 @@ void LimitsToJson(const Report& report, JsonWriter& w);
 // The churn figures (report_churn.cc).
 void PrintChurn(const Report& report);
 void ChurnToJson(const Report& report, JsonWriter& w);
+// The disk figures (report_disk.cc). DiskToJson writes the "disk" member;
+// DiskFiguresToJson / DiskFiguresFromJson carry them from the child process.
+void PrintDisk(const Report& report);
+void DiskToJson(const Report& report, JsonWriter& w);
+std::string DiskFiguresToJson(const DiskFigures& d);
+class JsonValue;
+void DiskFiguresFromJson(const JsonValue& v, DiskFigures& d);
+// Of a sweep: the point reaching kDiskRecall with the fewest reads, and
+// the one with the most QPS; null when none reaches it.
+const DiskPoint* FewestReadsAtRecall(const std::vector<DiskPoint>& points);
+const DiskPoint* BestQpsAtRecall(const std::vector<DiskPoint>& points);
+const PeerDiskPoint* PeerFewestReadsAtRecall(const std::vector<PeerDiskPoint>& points);
+const PeerDiskPoint* PeerBestQpsAtRecall(const std::vector<PeerDiskPoint>& points);
 
 }  // namespace shoal_bench
 
