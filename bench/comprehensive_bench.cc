@@ -136,6 +136,9 @@ ABSL_FLAG(double, disk_min_seconds, 1.0,
           "--phases disk: each point searches every query once, and again until this long");
 ABSL_FLAG(size_t, node_cache_bytes, shoal::Options{}.node_cache_bytes,
           "--phases disk: Options::node_cache_bytes (per segment)");
+ABSL_FLAG(size_t, memory_budget_bytes, 0,
+          "--phases disk: Options::memory_budget_bytes (codes and node caches of all "
+          "segments; 0 = no limit; SQ8 codes that do not fit become 4-bit codes)");
 ABSL_FLAG(std::string, diskann_results, "",
           "--phases disk: results of bench/diskann_disk_peer.py to compare with ('' = "
           "/var/tmp/shoal-diskann/<dataset>-diskann.json; skipped when absent)");
@@ -234,6 +237,7 @@ DiskSettings DiskSettingsFromFlags(std::string dir, uint32_t k, bool quick,
                           "--disk_threads");
   s.min_seconds = absl::GetFlag(FLAGS_disk_min_seconds);
   s.node_cache_bytes = absl::GetFlag(FLAGS_node_cache_bytes);
+  s.memory_budget_bytes = absl::GetFlag(FLAGS_memory_budget_bytes);
   s.diskann_results = absl::GetFlag(FLAGS_diskann_results);
   s.child_args = args;
   return s;

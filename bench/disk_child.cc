@@ -284,6 +284,7 @@ int DiskChildMain(const DiskSettings& s, uint32_t k, uint32_t worker_threads) {
   options.create_if_missing = false;
   options.segment_storage = shoal::SegmentStorage::kDisk;
   options.node_cache_bytes = s.node_cache_bytes;
+  options.memory_budget_bytes = s.memory_budget_bytes;
   options.worker_threads = worker_threads;
   options.compaction.automatic = false;  // a database at rest: nothing to merge
   Stopwatch sw;

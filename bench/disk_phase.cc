@@ -174,6 +174,7 @@ void RunChild(const DiskSettings& s) {
   args.push_back("--disk_threads=" + Joined(s.threads));
   args.push_back(fmt::format("--disk_min_seconds={}", s.min_seconds));
   args.push_back(fmt::format("--node_cache_bytes={}", s.node_cache_bytes));
+  args.push_back(fmt::format("--memory_budget_bytes={}", s.memory_budget_bytes));
   args.push_back("--disk_child=" + s.dir);
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
@@ -242,6 +243,7 @@ void DiskPhase(const Config& c, const Dataset& data, const Truth& truth, Report&
   d.raw_vector_bytes = data.BaseBytes();
   d.shards = c.run.shards != 0 ? c.run.shards : std::thread::hardware_concurrency();
   d.node_cache_bytes = s.node_cache_bytes;
+  d.memory_budget_bytes = s.memory_budget_bytes;
   CheckOk(ExportQueries(data, truth, c.search.k, s.dir), "disk phase: write the queries");
   const std::string result = DiskChildResultPath(s.dir);
   std::error_code ec;

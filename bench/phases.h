@@ -43,6 +43,7 @@ struct DiskSettings {
   std::vector<uint32_t> threads;        // of the thread sweep
   double min_seconds = 1.0;             // per point, after every query once
   size_t node_cache_bytes = 0;          // Options::node_cache_bytes
+  size_t memory_budget_bytes = 0;       // Options::memory_budget_bytes (0: none)
   std::string diskann_results;          // bench/diskann_disk_peer.py --output file
   std::vector<std::string> child_args;  // this process's arguments, handed to the child
 };

@@ -245,6 +245,7 @@ struct DiskFigures {
   uint64_t raw_vector_bytes = 0; // num_vectors * dim * 4
   uint32_t shards = 0;
   uint64_t node_cache_bytes = 0; // Options::node_cache_bytes (per segment)
+  uint64_t memory_budget_bytes = 0; // Options::memory_budget_bytes (0: none)
   bool direct_io = false;        // every segment file opened with O_DIRECT
   uint32_t segments = 0;
   double page_cache_before_mib = 0;  // the database's pages cached before the drop

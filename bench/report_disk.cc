@@ -226,8 +226,12 @@ void PrintDisk(const Report& r) {
   if (!d.done) return;
   const RunConfig& c = r.config;
   fmt::print("Disk-resident search (SegmentStorage::kDisk, searched in a child process; "
-             "{} x {}, {} shards, {} segments, node cache {:.1f} MiB per segment; k={})\n",
-             c.num_vectors, c.dim, d.shards, d.segments, d.node_cache_bytes / kMiB, c.k);
+             "{} x {}, {} shards, {} segments, node cache {:.1f} MiB per segment, memory budget "
+             "{}; k={})\n",
+             c.num_vectors, c.dim, d.shards, d.segments, d.node_cache_bytes / kMiB,
+             d.memory_budget_bytes == 0 ? std::string("none")
+                                        : fmt::format("{:.1f} MiB", d.memory_budget_bytes / kMiB),
+             c.k);
   fmt::print("  database {} on {}: {:.0f} MiB; {}\n", d.dir, d.fs_type, d.db_bytes / kMiB,
              d.reused ? fmt::format("reused (BulkLoad {:.1f} s in the run that built it)",
                                     d.build_seconds)
@@ -268,6 +272,7 @@ void DiskToJson(const Report& r, JsonWriter& w) {
   w.Field("rss_budget_bytes", d.RssBudgetBytes());
   w.Field("shards", d.shards);
   w.Field("node_cache_bytes", d.node_cache_bytes);
+  w.Field("memory_budget_bytes", d.memory_budget_bytes);
   ChildFields(d, w);
   w.Field("diskann_file", d.peer_file);
   w.Field("diskann_note", d.peer_note);
