@@ -79,8 +79,12 @@ uint64_t TreeBytes(const std::string& dir) {
   return bytes;
 }
 
-// What the database must hold to be reused: the data and the collection's
-// shape, one "key=value" a line.
+// The writer's file layout: bump when segments are written differently
+// (a database written before is then rebuilt, not measured stale).
+constexpr std::string_view kWriterLayout = "block-order-2026-11-26";
+
+// What the database must hold to be reused: the data, the collection's
+// shape and the writer's layout, one "key=value" a line.
 std::string MarkerIdentity(const Config& c, const Dataset& data) {
   const std::string_view ids(reinterpret_cast<const char*>(data.ids.data()),
                              data.ids.size() * sizeof(uint64_t));
@@ -91,9 +95,9 @@ std::string MarkerIdentity(const Config& c, const Dataset& data) {
   return fmt::format(
       "shoal comprehensive_bench disk-phase database\n"
       "dataset={}\nsource={}\nvectors={}\ndim={}\nmetric={}\ncontent_hash={:016x}\n"
-      "shards={}\nmax_degree={}\nbuild_list_size={}\nalpha={}\ncode={}\n",
+      "shards={}\nmax_degree={}\nbuild_list_size={}\nalpha={}\ncode={}\nlayout={}\n",
       data.spec.name, data.source, data.size(), data.dim(), c.run.metric, hash, shards,
-      c.graph.max_degree, c.graph.build_list_size, c.graph.alpha, c.run.code);
+      c.graph.max_degree, c.graph.build_list_size, c.graph.alpha, c.run.code, kWriterLayout);
 }
 
 // The marker's identity lines and its build time.
