@@ -63,24 +63,24 @@ absl::Status DiskSegmentReader::WalkPipelined(const float* query, const SearchOp
         continue;
       }
       const uint32_t block = BlockOf(u);
-      size_t free = width;
+      size_t open_slot = width;
       bool joined = false;
       for (size_t j = 0; j < width && !joined; ++j) {
         DiskSearchScratch::Slot& slot = s->slots[j];
         if (slot.block == block) {
           slot.nodes.push_back(u);
           joined = true;
-        } else if (slot.block == DiskSearchScratch::kNoBlock && free == width) {
-          free = j;
+        } else if (slot.block == DiskSearchScratch::kNoBlock && open_slot == width) {
+          open_slot = j;
         }
       }
       if (joined) continue;
-      // free < width: fewer than `width` slots are busy.
+      // open_slot < width: fewer than `width` slots are busy.
       ++busy;
-      s->slots[free].block = block;
-      s->slots[free].nodes.push_back(u);
+      s->slots[open_slot].block = block;
+      s->slots[open_slot].nodes.push_back(u);
       const uint64_t start = MonotonicNs();
-      queue->Submit(BlockOffset(block), block_bytes, buffer + free * block_bytes, free);
+      queue->Submit(BlockOffset(block), block_bytes, buffer + open_slot * block_bytes, open_slot);
       io->wait_ns += MonotonicNs() - start;
       ++io->reads;
     }
