@@ -12,6 +12,7 @@
 
 #ifdef SHOAL_HAVE_LIBURING
 #include <liburing.h>
+#include <unistd.h>
 #endif
 
 namespace shoal {
@@ -66,6 +67,7 @@ struct PendingRead {
 struct ThreadRing {
   io_uring ring{};
   unsigned entries = 0;  // 0: no ring yet
+  pid_t owner = 0;       // the process that made it (a forked child may not use it)
   bool in_use = false;   // a queue holds it
   std::vector<PendingRead> reads;  // by slot (the SQE's user_data)
   std::vector<uint32_t> free_slots;
@@ -102,6 +104,7 @@ struct ThreadRing {
       return false;
     }
     entries = want;
+    owner = getpid();
     return true;
   }
 };
@@ -203,6 +206,8 @@ std::unique_ptr<ReadQueue> NewUringReadQueue(const RandomAccessFile* file, int b
   if (!IoUringEnabled() || g_refused.load(std::memory_order_relaxed)) return nullptr;
   ThreadRing* ring = &tls_ring;
   if (ring->in_use) return nullptr;
+  // After fork the child's copy of the thread's ring belongs to the parent.
+  if (ring->entries > 0 && ring->owner != getpid()) return nullptr;
   const unsigned d = static_cast<unsigned>(depth < 1 ? 1 : depth > kMaxDepth ? kMaxDepth : depth);
   if (!ring->Ensure(d)) return nullptr;
   return std::make_unique<UringReadQueue>(ring, file, buffered_fd, direct_fd, d);

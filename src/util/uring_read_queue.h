@@ -11,7 +11,8 @@
 // only must not outlive its file. A queue borrows its thread's ring for its
 // lifetime and drains it before it gives it back, so the next queue finds
 // no stale completion. A second queue on the same thread at once (a search
-// nested in another search's callback) gets null: the caller reads
+// nested in another search's callback) gets null, and so does a queue in a
+// child after fork on a thread whose ring the parent made: the caller reads
 // synchronously instead.
 //
 // A read the kernel did not complete in full (an error, a short read,
