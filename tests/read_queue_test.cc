@@ -197,7 +197,10 @@ TEST_P(ReadQueueTest, QueuesOnManyThreadsAtOnce) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Storage, ReadQueueTest,
-                         ::testing::Values(TempDir::Storage::kMemory, TempDir::Storage::kDisk));
+                         ::testing::Values(TempDir::Storage::kMemory, TempDir::Storage::kDisk),
+                         [](const ::testing::TestParamInfo<TempDir::Storage>& info) {
+                           return info.param == TempDir::Storage::kMemory ? "Memory" : "Disk";
+                         });
 
 }  // namespace
 }  // namespace shoal
