@@ -235,6 +235,9 @@ struct SearchStats {
 enum class DiskSearch : uint8_t {
   // kPipelined when beam_width > 1, else kBeam (at width 1 the two read and
   // expand the same nodes in the same order, and kBeam has less to manage).
+  // Measured on one thread, 200K x 128 on a VM's disk with O_DIRECT, W 4-16:
+  // kPipelined gave 0.97-1.38x kBeam's QPS at equal or better recall, most
+  // often above 1.1x (docs/performance.md, "Pipelined search").
   kAuto = 0,
   // DiskANN's beam search: each step reads the blocks of the beam_width
   // closest unexpanded nodes together, waits for all of them, then expands
@@ -261,8 +264,8 @@ struct SearchOptions {
   // fastest at equal recall (docs/performance.md: ~2x the QPS of 4 on small);
   // larger values only pay off when a step waits on storage
   // (SegmentStorage::kDisk: each step reads beam_width blocks together, or
-  // with DiskSearch::kPipelined, beam_width reads stay in flight; there 4
-  // to 8 is a good range).
+  // with DiskSearch::kPipelined, beam_width reads stay in flight; 8 to 16
+  // gave the most QPS on one thread, docs/performance.md).
   uint32_t beam_width = 1;
   // SegmentStorage::kDisk only: beam or pipelined search; see DiskSearch.
   DiskSearch disk_search = DiskSearch::kAuto;

@@ -10,7 +10,8 @@
 // are not opened (navigating on full vectors would read a block per
 // distance): Segment::Open maps them instead.
 //
-// Node blocks are read on demand with pread into 4096-aligned buffers,
+// Node blocks are read on demand into 4096-aligned buffers, one with Read
+// (pread) or several in flight at once with a ReadQueue (io_uring on POSIX),
 // O_DIRECT where the file system allows it (RandomAccessFile), and each
 // block's checksum and neighbour list are checked on every read: nothing is
 // trusted once it has left RAM. A damaged block is DataLossError "segment
