@@ -546,7 +546,8 @@ TEST_F(DiskSegmentTest, PipelinedSearchUsesIoUringAndWithoutItAnswersTheSame) {
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> disk, OpenDisk(32 << 10));
   std::unique_ptr<RandomAccessFile> file =
       FileSystem::Default()->OpenRandomAccess(path_, true).value();
-  EXPECT_EQ(IsUringReadQueue(*file->NewReadQueue(4)), IoUringBuilt());
+  EXPECT_EQ(IsUringReadQueue(*file->NewReadQueue(4)), IoUringBuilt())
+      << "no io_uring queue: SHOAL_DISABLE_IO_URING=1 set, or the kernel refused a ring";
   std::vector<std::vector<Neighbor>> uring(kQueries);
   for (size_t q = 0; q < kQueries; ++q) {
     ASSERT_OK_AND_ASSIGN(uring[q], Search(*disk, Query(q), 100, nullptr, 1,

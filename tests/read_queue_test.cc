@@ -110,7 +110,8 @@ class ReadQueueTest : public ::testing::TestWithParam<TempDir::Storage> {
 TEST_P(ReadQueueTest, IoUringQueueAndDefaultQueueReadTheSameBytes) {
   std::unique_ptr<ReadQueue> uring = file_->NewReadQueue(8);
   // Built with liburing, on a kernel that allows io_uring (CI's does).
-  EXPECT_EQ(IsUringReadQueue(*uring), IoUringBuilt());
+  EXPECT_EQ(IsUringReadQueue(*uring), IoUringBuilt())
+      << "no io_uring queue: SHOAL_DISABLE_IO_URING=1 set, or the kernel refused a ring";
   EXPECT_EQ(uring->depth(), 8u);
   SyncReadQueue sync(file_.get(), 8);
   const std::vector<Request> requests = Requests(200, 1);
