@@ -44,8 +44,12 @@ struct SearchVariant {
 };
 
 std::vector<SearchVariant> SearchVariants() {
+  shoal::SearchOptions beam, pipelined;
+  beam.disk_search = shoal::DiskSearch::kBeam;
+  pipelined.disk_search = shoal::DiskSearch::kPipelined;
   return {
-      {"beam", shoal::SearchOptions{}},
+      {"beam", beam},
+      {"pipelined", pipelined},
   };
 }
 

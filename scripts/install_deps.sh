@@ -12,6 +12,9 @@ PACKAGES=(
   libhnswlib-dev libfaiss-dev python3-matplotlib
   # scripts/test.sh: the libFuzzer targets (tests/fuzz/) are built with clang.
   clang libclang-rt-14-dev
+  # io_uring reads for disk-resident segments (optional: CMake falls back to
+  # pread without it).
+  liburing-dev
   # tests/disk_full_test.cc: a small ext4 on a loop device (mkfs.ext4, mount).
   e2fsprogs mount
 )

@@ -33,6 +33,7 @@
 #include "util/memory_budget.h"
 #include "util/thread_pool.h"
 #include "util/top_k.h"
+#include "util/uring_read_queue.h"
 
 namespace shoal {
 namespace {
@@ -161,11 +162,13 @@ class DiskSegmentTest : public ::testing::Test {
                                                       std::span<const float> query,
                                                       uint32_t list_size = kLargeList,
                                                       SegmentSearchStats* stats = nullptr,
-                                                      uint32_t beam_width = 1) {
+                                                      uint32_t beam_width = 1,
+                                                      DiskSearch mode = DiskSearch::kAuto) {
     SearchOptions options;
     options.k = 10;
     options.list_size = list_size;
     options.beam_width = beam_width;
+    options.disk_search = mode;
     TopK top(options.k);
     absl::Status s = segment.Search(query.data(), options, {}, &top, stats);
     if (!s.ok()) return s;
@@ -173,10 +176,11 @@ class DiskSegmentTest : public ::testing::Test {
   }
 
   // Mean recall@10 of `segment` against the brute-force oracle.
-  double Recall(const Segment& segment, uint32_t beam_width = 1) {
+  double Recall(const Segment& segment, uint32_t beam_width = 1,
+                DiskSearch mode = DiskSearch::kAuto, uint32_t list_size = kLargeList) {
     size_t hits = 0;
     for (size_t q = 0; q < kQueries; ++q) {
-      auto got = Search(segment, Query(q), kLargeList, nullptr, beam_width);
+      auto got = Search(segment, Query(q), list_size, nullptr, beam_width, mode);
       EXPECT_TRUE(got.ok()) << got.status();
       if (!got.ok()) return 0;
       std::set<uint64_t> truth;
@@ -606,6 +610,228 @@ TEST_F(DiskSegmentTest, ConcurrentSearchesShareTheReader) {
   }
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(mismatches.load(), 0u);
+}
+
+// ---- Pipelined search (DiskSearch::kPipelined) ----
+
+// Sets whether ReadQueues may use io_uring for one test, then restores it.
+class IoUringSetting {
+ public:
+  explicit IoUringSetting(bool enabled) : was_(IoUringEnabled()) { SetIoUringEnabled(enabled); }
+  ~IoUringSetting() { SetIoUringEnabled(was_); }
+
+ private:
+  const bool was_;
+};
+
+void ExpectSameAnswers(const std::vector<Neighbor>& a, const std::vector<Neighbor>& b,
+                       size_t q) {
+  ASSERT_EQ(a.size(), b.size()) << "query " << q;
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].id, b[i].id) << "query " << q << " rank " << i;
+    EXPECT_EQ(a[i].distance, b[i].distance) << "query " << q << " rank " << i;
+  }
+}
+
+class PipelinedSearchTest
+    : public DiskSegmentTest,
+      public ::testing::WithParamInterface<std::tuple<Metric, TempDir::Storage>> {};
+
+TEST_P(PipelinedSearchTest, FindsAsMuchAsBeamSearchAtEveryWidthAndList) {
+  const auto [metric, storage] = GetParam();
+  TempDir dir(storage);
+  Build(dir, metric);
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> disk, OpenDisk(32 << 10));
+  for (uint32_t list : {20u, 50u, kLargeList}) {
+    for (uint32_t width : {2u, 4u, 8u}) {
+      const double beam = Recall(*disk, width, DiskSearch::kBeam, list);
+      const double pipelined = Recall(*disk, width, DiskSearch::kPipelined, list);
+      EXPECT_GE(pipelined, beam - 0.01) << "L=" << list << " W=" << width;
+      if (list == kLargeList) {
+        EXPECT_GE(pipelined, 0.95) << "W=" << width;
+      }
+    }
+  }
+}
+
+TEST_P(PipelinedSearchTest, AtWidthOneGivesBeamSearchsAnswersAndStatistics) {
+  const auto [metric, storage] = GetParam();
+  TempDir dir(storage);
+  Build(dir, metric);
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> disk, OpenDisk(32 << 10));
+  SegmentSearchStats beam_stats, pipelined_stats;
+  for (size_t q = 0; q < kQueries; ++q) {
+    ASSERT_OK_AND_ASSIGN(std::vector<Neighbor> a,
+                         Search(*disk, Query(q), 100, &beam_stats, 1, DiskSearch::kBeam));
+    ASSERT_OK_AND_ASSIGN(std::vector<Neighbor> b, Search(*disk, Query(q), 100,
+                                                         &pipelined_stats, 1,
+                                                         DiskSearch::kPipelined));
+    ExpectSameAnswers(a, b, q);
+  }
+  EXPECT_EQ(beam_stats.hops, pipelined_stats.hops);
+  EXPECT_EQ(beam_stats.reads, pipelined_stats.reads);
+  EXPECT_EQ(beam_stats.cache_hits, pipelined_stats.cache_hits);
+  EXPECT_EQ(beam_stats.distance_computations, pipelined_stats.distance_computations);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    MetricsAndStorage, PipelinedSearchTest,
+    ::testing::Combine(::testing::Values(Metric::kL2, Metric::kCosine),
+                       ::testing::Values(TempDir::Storage::kMemory, TempDir::Storage::kDisk)));
+
+TEST_F(DiskSegmentTest, PipelinedSearchUsesIoUringAndWithoutItAnswersTheSame) {
+  TempDir dir(TempDir::Storage::kDisk);
+  Build(dir, Metric::kL2);
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> disk, OpenDisk(32 << 10));
+  std::unique_ptr<RandomAccessFile> file =
+      FileSystem::Default()->OpenRandomAccess(path_, true).value();
+  EXPECT_EQ(IsUringReadQueue(*file->NewReadQueue(4)), IoUringBuilt())
+      << "no io_uring queue: SHOAL_DISABLE_IO_URING=1 set, or the kernel refused a ring";
+  std::vector<std::vector<Neighbor>> uring(kQueries);
+  for (size_t q = 0; q < kQueries; ++q) {
+    ASSERT_OK_AND_ASSIGN(uring[q], Search(*disk, Query(q), 100, nullptr, 1,
+                                          DiskSearch::kPipelined));
+  }
+  const double uring_recall = Recall(*disk, 4, DiskSearch::kPipelined);
+  IoUringSetting off(false);
+  EXPECT_FALSE(IsUringReadQueue(*file->NewReadQueue(4)));
+  // One read in flight: the same walk, so the same answers.
+  for (size_t q = 0; q < kQueries; ++q) {
+    ASSERT_OK_AND_ASSIGN(std::vector<Neighbor> got, Search(*disk, Query(q), 100, nullptr, 1,
+                                                           DiskSearch::kPipelined));
+    ExpectSameAnswers(uring[q], got, q);
+  }
+  // Wider, reads complete in another order (here: as submitted): answers
+  // equally good.
+  EXPECT_GE(Recall(*disk, 4, DiskSearch::kPipelined), uring_recall - 0.01);
+}
+
+TEST_F(DiskSegmentTest, PipelinedStatsCountReadsHitsAndTime) {
+  TempDir dir;
+  Build(dir, Metric::kL2);
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> disk, OpenDisk(64 << 10));
+  SegmentSearchStats beam, pipelined;
+  for (size_t q = 0; q < kQueries; ++q) {
+    ASSERT_OK(Search(*disk, Query(q), 100, &beam, 4, DiskSearch::kBeam).status());
+    ASSERT_OK(Search(*disk, Query(q), 100, &pipelined, 4, DiskSearch::kPipelined).status());
+  }
+  EXPECT_GT(pipelined.hops, 0u);
+  EXPECT_GT(pipelined.reads, 0u);
+  EXPECT_GT(pipelined.cache_hits, 0u);
+  // Nodes that share a block in flight share its read, and a block's
+  // other records are expanded with it (block mates): fewer reads than hops.
+  EXPECT_LT(pipelined.reads + pipelined.cache_hits, pipelined.hops);
+  EXPECT_GT(pipelined.io_wait_ns, 0u);
+  EXPECT_GT(pipelined.compute_ns, 0u);
+  EXPECT_GT(pipelined.distance_computations, pipelined.hops);
+  // About as much work as beam search.
+  EXPECT_LT(pipelined.hops, beam.hops * 3 / 2);
+  EXPECT_GT(pipelined.hops, beam.hops * 2 / 3);
+}
+
+TEST_F(DiskSegmentTest, PipelinedSearchOfADamagedBlockIsDataLossNamingFileAndOffset) {
+  TempDir dir(TempDir::Storage::kDisk);
+  Build(dir, Metric::kL2);
+  const uint64_t victim = ids_[kPoints / 2];
+  const uint64_t offset = BlockOffsetOf(*OpenMapped(), victim);
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> disk, OpenDisk(0));
+  std::vector<std::vector<Neighbor>> before(kQueries);
+  for (size_t q = 0; q < kQueries; ++q) {
+    ASSERT_OK_AND_ASSIGN(before[q],
+                         Search(*disk, Query(q), 50, nullptr, 1, DiskSearch::kPipelined));
+  }
+  FlipByte(offset + 5);
+  for (uint32_t width : {1u, 8u}) {
+    absl::StatusOr<std::vector<Neighbor>> hit =
+        Search(*disk, model_[victim], 50, nullptr, width, DiskSearch::kPipelined);
+    ASSERT_STATUS_CODE(hit, absl::StatusCode::kDataLoss);
+    EXPECT_NE(hit.status().message().find(path_), std::string::npos) << hit.status();
+    EXPECT_NE(hit.status().message().find(absl::StrCat("offset ", offset)), std::string::npos)
+        << hit.status();
+  }
+  // Queries that read the block fail; the others answer, exactly.
+  for (size_t q = 0; q < kQueries; ++q) {
+    absl::StatusOr<std::vector<Neighbor>> got =
+        Search(*disk, Query(q), 50, nullptr, 8, DiskSearch::kPipelined);
+    if (!got.ok()) {
+      EXPECT_STATUS_CODE(got, absl::StatusCode::kDataLoss);
+      continue;
+    }
+    for (const Neighbor& n : *got) {
+      EXPECT_NEAR(n.distance, Distance(Metric::kL2, Query(q).data(), model_[n.id].data(), kDim),
+                  1e-3f * (1.0f + n.distance));
+    }
+  }
+  // The failed queries left nothing behind (their reads in flight were
+  // drained): with the block repaired, every query answers as before.
+  FlipByte(offset + 5);
+  for (size_t q = 0; q < kQueries; ++q) {
+    ASSERT_OK_AND_ASSIGN(std::vector<Neighbor> got,
+                         Search(*disk, Query(q), 50, nullptr, 1, DiskSearch::kPipelined));
+    ExpectSameAnswers(before[q], got, q);
+    ASSERT_OK(Search(*disk, Query(q), 50, nullptr, 8, DiskSearch::kPipelined).status());
+  }
+}
+
+TEST_F(DiskSegmentTest, InjectedReadErrorFailsThatPipelinedQueryAndLaterQueriesSucceed) {
+  TempDir dir(TempDir::Storage::kDisk);
+  Build(dir, Metric::kL2);
+  test::FaultInjectionFileSystem fs;
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> disk, OpenDisk(0, &fs));
+  const double before = Recall(*disk, 4, DiskSearch::kPipelined);
+  // The third read of the query fails while others are in flight.
+  for (uint64_t nth : {1u, 3u, 20u}) {
+    fs.FailNth(test::FsOp::kPread, nth, false, absl::StatusCode::kInternal);
+    absl::StatusOr<std::vector<Neighbor>> failed =
+        Search(*disk, Query(0), kLargeList, nullptr, 4, DiskSearch::kPipelined);
+    ASSERT_STATUS_CODE(failed, absl::StatusCode::kInternal);
+    EXPECT_NE(failed.status().message().find(path_), std::string::npos) << failed.status();
+    EXPECT_NE(failed.status().message().find("offset"), std::string::npos) << failed.status();
+  }
+  EXPECT_EQ(fs.faults_injected(), 3u);
+  EXPECT_GE(Recall(*disk, 4, DiskSearch::kPipelined), before - 0.01);
+}
+
+// Run under ThreadSanitizer too (scripts/test.sh).
+class DiskSegmentConcurrencyTest : public DiskSegmentTest {};
+
+TEST_F(DiskSegmentConcurrencyTest, ManyThreadsSearchPipelinedAndBeamAtOnce) {
+  TempDir dir(TempDir::Storage::kDisk);
+  Build(dir, Metric::kL2);
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> disk, OpenDisk(16 << 10));
+  std::vector<std::set<uint64_t>> truth(kQueries);
+  for (size_t q = 0; q < kQueries; ++q) {
+    for (const Neighbor& n : test::BruteForceTopK(model_, Query(q), metric_, 10)) {
+      truth[q].insert(n.id);
+    }
+  }
+  constexpr int kThreads = 4;
+  std::atomic<size_t> failures{0}, hits{0}, answers{0}, inexact{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (size_t q = t; q < kQueries; q += 2) {
+        const uint32_t width = 1 + (q + t) % 8;
+        const DiskSearch mode = (q + t) % 3 == 0 ? DiskSearch::kBeam : DiskSearch::kPipelined;
+        absl::StatusOr<std::vector<Neighbor>> got =
+            Search(*disk, Query(q), kLargeList, nullptr, width, mode);
+        if (!got.ok() || got->size() != 10) {
+          ++failures;
+          continue;
+        }
+        for (const Neighbor& n : *got) {
+          hits += truth[q].count(n.id);
+          const float exact = Distance(metric_, Query(q).data(), model_[n.id].data(), kDim);
+          inexact += std::fabs(n.distance - exact) > 1e-3f * (1.0f + std::fabs(exact));
+        }
+        answers += got->size();
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0u);
+  EXPECT_EQ(inexact.load(), 0u);
+  EXPECT_GE(static_cast<double>(hits.load()) / answers.load(), 0.95);
 }
 
 // ---- A DB in disk mode ----

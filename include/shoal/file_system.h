@@ -78,6 +78,39 @@ class ReadOnlyMappedFile {
   virtual size_t size() const = 0;
 };
 
+// Reads of one RandomAccessFile kept in flight together (io_uring), so that
+// a search can work on the blocks that have arrived while others are still
+// being read. Made by RandomAccessFile::NewReadQueue; used by one thread at
+// a time; must be destroyed before its file.
+//
+// A read's buffer belongs to the queue from Submit until Wait returns the
+// read's completion (the kernel may write into it until then). The
+// destructor waits for every read still in flight, so that once the queue
+// is gone every buffer is free again: a caller that stops early (an error)
+// just destroys the queue.
+class ReadQueue {
+ public:
+  struct Completion {
+    uint64_t tag;        // as given to Submit
+    absl::Status status;  // as RandomAccessFile::Read would return it
+  };
+
+  virtual ~ReadQueue() = default;
+  // Reads in flight at most (>= 1).
+  virtual size_t depth() const = 0;
+  // Reads submitted whose completion Wait has not returned yet.
+  virtual size_t in_flight() const = 0;
+  // Starts reading [offset, offset + n) into `scratch` (n bytes), as
+  // RandomAccessFile::Read would (same bytes, same alignment rules, same
+  // errors); `tag` names the read in its completion. An error is reported
+  // in the completion, never here. REQUIRES: in_flight() < depth().
+  virtual void Submit(uint64_t offset, size_t n, char* scratch, uint64_t tag) = 0;
+  // Blocks until at least one read in flight has completed, then appends
+  // every completed read (at least one) to *out, in no particular order.
+  // REQUIRES: in_flight() > 0.
+  virtual void Wait(std::vector<Completion>* out) = 0;
+};
+
 // An existing file read at chosen offsets (pread). Disk-resident segments
 // read their node blocks this way. Thread-safe: any number of threads may
 // Read at once.
@@ -94,6 +127,14 @@ class RandomAccessFile {
   virtual uint64_t size() const = 0;
   // Whether aligned reads use direct I/O (O_DIRECT).
   virtual bool direct() const = 0;
+  // A queue of up to `depth` (>= 1) reads of this file in flight at once.
+  // The default reads each one synchronously with Read, in Submit (so any
+  // file, such as a test's wrapper that injects faults, has one, with the
+  // same results); the POSIX file system's uses an io_uring ring of the
+  // calling thread where the kernel allows it (else the default, said once
+  // on stderr). Its depth() may be smaller than asked. Cheap: rings are
+  // kept per thread, not made per queue.
+  virtual std::unique_ptr<ReadQueue> NewReadQueue(size_t depth) const;
 };
 
 // A file written front to back.

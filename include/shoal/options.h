@@ -238,6 +238,29 @@ struct SearchStats {
   uint64_t compute_ns = 0;             // the rest of the segment searches' time
 };
 
+// How a search walks a disk-resident segment's graph (SegmentStorage::
+// kDisk; mapped segments ignore it). Both rerank every expanded node by
+// its exact distance, and give equally good answers (not always the same
+// ones); they differ in when blocks are read.
+enum class DiskSearch : uint8_t {
+  // kPipelined when beam_width > 1, else kBeam (at width 1 the two read and
+  // expand the same nodes in the same order, and kBeam has less to manage).
+  // Measured on one thread, 200K x 128 on a VM's disk with O_DIRECT, W 4-16:
+  // kPipelined gave 0.97-1.38x kBeam's QPS at equal or better recall, most
+  // often above 1.1x (docs/performance.md, "Pipelined search").
+  kAuto = 0,
+  // DiskANN's beam search: each step reads the blocks of the beam_width
+  // closest unexpanded nodes together, waits for all of them, then expands
+  // them.
+  kBeam = 1,
+  // PipeANN's pipelined search: beam_width reads stay in flight; each block
+  // is expanded as soon as it arrives and the next closest node's read takes
+  // its place, so reads overlap each other and the expansions. Reads go
+  // through FileSystem's ReadQueue (io_uring on POSIX where the kernel
+  // allows it, else one pread at a time, with the same answers).
+  kPipelined = 2,
+};
+
 // Options for one search.
 struct SearchOptions {
   uint32_t k = 10;             // neighbours to return (>= 1)
@@ -250,8 +273,12 @@ struct SearchOptions {
   // Graph nodes expanded per step. Segments are memory-mapped, so 1 is the
   // fastest at equal recall (docs/performance.md: ~2x the QPS of 4 on small);
   // larger values only pay off when a step waits on storage
-  // (SegmentStorage::kDisk: each step reads beam_width blocks).
+  // (SegmentStorage::kDisk: each step reads beam_width blocks together, or
+  // with DiskSearch::kPipelined, beam_width reads stay in flight; 8 to 16
+  // gave the most QPS on one thread, docs/performance.md).
   uint32_t beam_width = 1;
+  // SegmentStorage::kDisk only: beam or pipelined search; see DiskSearch.
+  DiskSearch disk_search = DiskSearch::kAuto;
   // When not null, the search adds what it did to *stats (not reset first;
   // not owned; must outlive the call). DB::SearchBatch adds every query's.
   // A search that fails may have added part of its work.

@@ -10,17 +10,23 @@
 // are not opened (navigating on full vectors would read a block per
 // distance): Segment::Open maps them instead.
 //
-// Node blocks are read on demand with pread into 4096-aligned buffers,
+// Node blocks are read on demand into 4096-aligned buffers, one with Read
+// (pread) or several in flight at once with a ReadQueue (io_uring on POSIX),
 // O_DIRECT where the file system allows it (RandomAccessFile), and each
 // block's checksum and neighbour list are checked on every read: nothing is
 // trusted once it has left RAM. A damaged block is DataLossError "segment
 // <path>: node block B (offset N) ..." for the query that read it; a failed
 // read is that read's error, with the file and offset, for that query only.
 //
-// Search (disk_segment_search.cc): beam search on the codes; each hop reads
-// the blocks of its beam_width nodes (those not in the cache) and every
-// expanded node's exact distance, from the full vector just read, joins a
-// rerank set whose k closest visible entries are the answer.
+// Search: a walk on the codes in which every expanded node's exact
+// distance, from the full vector just read, joins a rerank set whose k
+// closest visible entries are the answer. Two walks (SearchOptions::
+// disk_search): beam search (disk_segment_search.cc), whose hops read the
+// blocks of beam_width nodes (those not in the cache) together and expand
+// them when all have arrived; and pipelined search
+// (disk_segment_pipelined_search.cc), which keeps beam_width reads in flight
+// through a ReadQueue and expands each node as its block arrives. Both
+// expand a record with ExpandRecord.
 //
 // Thread-safe: immutable after Open; per-thread scratch (buffers, candidate
 // list, visited set) is pooled in thread_locals.
@@ -107,10 +113,15 @@ class DiskSegmentReader final : public Segment {
   // DataLossError; any error names the file and the offset.
   absl::Status ReadAt(uint64_t offset, size_t n, char* dst, IoCounts* io) const;
   // Reads node blocks blocks[i] into dst + i * block_bytes and checks each
-  // (segment_checks.h). REQUIRES: dst aligned to 4096. The one place a
-  // search reads the file: one pread per block, in turn (a pipelined
-  // version submits them all, then waits).
+  // (segment_checks.h). REQUIRES: dst aligned to 4096. Beam search's reads:
+  // several blocks are submitted together (a ReadQueue), then waited for.
   absl::Status ReadBlocks(std::span<const uint32_t> blocks, char* dst, IoCounts* io) const;
+  // The status of a read of [offset, offset + n) that returned `s`, as
+  // ReadAt gives it (DataLossError when the file ends early; the file and
+  // offset named).
+  absl::Status ReadResult(uint64_t offset, size_t n, absl::Status s) const;
+  // CheckNodeBlock (segment_checks.h) of block `block` read into `bytes`.
+  absl::Status CheckBlock(const char* bytes, uint32_t block) const;
   // Reads blocks [first, first + count) with one pread and checks each.
   absl::Status ReadBlockRun(uint64_t first, uint64_t count, char* dst) const;
   // Calls fn(node, record) for every node in order, reading blocks in runs
@@ -131,23 +142,36 @@ class DiskSegmentReader final : public Segment {
   const uint8_t* Code(uint32_t node) const { return codes_.data() + size_t{node} * code_bytes_; }
 
   // ---- disk_segment_search.cc ----
+  // Empties s's list (L from options), visited and expanded sets and
+  // rerank set, and lists the medoid.
+  void StartWalk(const SearchOptions& options, DiskSearchScratch* s,
+                 SegmentSearchStats* stats) const;
+  // Expands `node`, whose checked record (cache or a block just read and
+  // checked) is at `record`: its exact distance joins s->rerank, its
+  // neighbours not seen yet join s->list by code distance. Both walks'
+  // only way to expand.
+  void ExpandRecord(const float* query, uint32_t node, const char* record,
+                    DiskSearchScratch* s, SegmentSearchStats* stats) const;
   // Points s->records[i] at the record of s->beam[i]: from the cache, or
   // from a block read now into s's buffer.
   absl::Status FetchBeam(DiskSearchScratch* s, SegmentSearchStats* stats, IoCounts* io) const;
   // The query's distance (as s was reset for) to node's code.
   float CodeDistance(const DiskSearchScratch& s, uint32_t node) const;
-  // Records node's exact distance in the rerank set and offers its
-  // neighbours to the list by code distance. `record` passed its checks.
-  void Expand(uint32_t node, const char* record, float exact, DiskSearchScratch* s,
-              SegmentSearchStats* stats) const;
-  // The other records of a block just read (`bytes`): each joins the rerank
-  // set, and is expanded too when its code distance places it in the list.
+  // The other records of block `block`, just read and checked (`bytes`),
+  // that the walk has not taken: each is expanded (ExpandRecord) when it is
+  // listed or its code distance would list it, else joins the rerank set.
   void ExpandBlockMates(uint32_t block, const char* bytes, const float* query,
                         DiskSearchScratch* s, SegmentSearchStats* stats) const;
   // The beam search, leaving every expanded node, with its exact distance,
   // in s->rerank.
   absl::Status Walk(const float* query, const SearchOptions& options, DiskSearchScratch* s,
                     SegmentSearchStats* stats, IoCounts* io) const;
+
+  // ---- disk_segment_pipelined_search.cc ----
+  // The pipelined search: as Walk, leaving its result in s->rerank.
+  absl::Status WalkPipelined(const float* query, const SearchOptions& options,
+                             DiskSearchScratch* s, SegmentSearchStats* stats,
+                             IoCounts* io) const;
 
   const std::string path_;
   const std::unique_ptr<RandomAccessFile> file_;

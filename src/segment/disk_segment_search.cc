@@ -1,14 +1,15 @@
 // Copyright 2026 The shoal Authors.
 //
-// Beam search over a disk-resident segment (DiskSegmentReader::Search),
-// DiskANN's search from SSD.
+// Beam search over a disk-resident segment (DiskSegmentReader::Walk),
+// DiskANN's search from SSD, and what both walks share: the start, the
+// expansion of one record, and the ranking of the rerank set (Search).
 //
 // The candidate list holds the L closest nodes by their codes (in RAM: SQ8,
 // or SQ4 under a tight memory budget).
 // Each hop takes the beam_width closest unexpanded ones and fetches their
-// records: from the node cache, or by reading their blocks (FetchBeam, which
-// reads through ReadBlocks, the one function a pipelined reader replaces).
-// A record read gives two things at once: the neighbour list, whose new
+// records: from the node cache, or by reading their blocks (FetchBeam,
+// through ReadBlocks, which submits the hop's reads together). A record read
+// gives two things at once (ExpandRecord): the neighbour list, whose new
 // nodes join the list by their code distance, and the full vector, whose
 // exact distance puts the node in the rerank set. A block holds
 // nodes_per_block records, laid out so that they are graph neighbours
@@ -17,64 +18,32 @@
 // (Starling's block search). The search ends when every
 // listed node has been expanded; the rerank set (every expanded node, so a
 // superset of the final list) sorted by exact distance gives the answer.
+// The pipelined walk (disk_segment_pipelined_search.cc) differs only in
+// when it reads and expands.
 //
-// Each thread keeps its scratch (list, visited set, block buffer, rerank
-// set) in a thread_local, so a query allocates nothing once its thread has
-// searched a segment this large. Reentrant, as segment_search.cc.
+// Each thread keeps its scratch (disk_search_scratch.h) in a thread_local,
+// so a query allocates nothing once its thread has searched a segment this
+// large. Reentrant, as segment_search.cc.
 
 #include <algorithm>
-#include <chrono>
 #include <memory>
 #include <vector>
 
 #include "distance/distance.h"
 #include "segment/candidate_list.h"
+#include "segment/disk_search_scratch.h"
 #include "segment/disk_segment_reader.h"
 #include "segment/pq.h"
 #include "segment/scratch_lease.h"
 #include "segment/sq8.h"
-#include "segment/visited_set.h"
-#include "util/aligned_buffer.h"
 #include "util/coding.h"
 #include "util/status_macros.h"
 
 namespace shoal::segment {
 
-struct DiskSearchScratch {
-  // An expanded node with its exact distance and its entry.
-  struct Ranked {
-    float distance;
-    uint32_t node;
-    uint64_t id;
-    uint64_t sequence;
-  };
-  static constexpr uint32_t kCached = 0xFFFFFFFFu;
-
-  CandidateList list;
-  VisitedSet visited;   // nodes whose code distance was taken
-  VisitedSet expanded;  // nodes expanded or reranked
-  std::vector<uint32_t> beam;          // this hop's nodes
-  std::vector<const char*> records;    // their records (cache or buffer)
-  std::vector<uint32_t> slot;          // their block's index in `blocks`, or kCached
-  std::vector<uint32_t> blocks;        // blocks read this hop
-  AlignedBuffer buffer;                // their bytes
-  Sq8Query sq8;  // the query against SQ8 codes,
-  PqQuery pq;    // or against SQ4 codes (DiskSegmentReader::four_bit_codes)
-  std::vector<Ranked> rerank;
-  bool in_use = false;
-};
-
 namespace {
 
 thread_local DiskSearchScratch tls_disk_scratch;
-
-
-
-uint64_t NowNs() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
-}
 
 }  // namespace
 
@@ -112,13 +81,28 @@ float DiskSegmentReader::CodeDistance(const DiskSearchScratch& s, uint32_t node)
   return sq4_ != nullptr ? s.pq.Distance(Code(node)) : s.sq8.Distance(Code(node));
 }
 
-void DiskSegmentReader::Expand(uint32_t node, const char* record, float exact,
-                               DiskSearchScratch* s, SegmentSearchStats* stats) const {
-  // Checked (cache or just read): degree <= R and every neighbour < n.
+void DiskSegmentReader::StartWalk(const SearchOptions& options, DiskSearchScratch* s,
+                                  SegmentSearchStats* stats) const {
+  const size_t n = header_.vector_count;
+  // L as asked, but never more than the segment has nodes.
+  s->list.Reset(std::min<size_t>(std::max(options.list_size, options.k), n));
+  s->visited.Clear(n);
+  s->expanded.Clear(n);
+  s->rerank.clear();
+  s->visited.TestAndSet(header_.medoid);
+  s->list.Insert(CodeDistance(*s, header_.medoid), header_.medoid);
+  ++stats->distance_computations;
+}
+
+void DiskSegmentReader::ExpandRecord(const float* query, uint32_t node, const char* record,
+                                     DiskSearchScratch* s, SegmentSearchStats* stats) const {
   const NodeLayout& layout = header_.layout;
-  s->rerank.push_back({exact, node, DecodeFixed64(record + layout.id_offset()),
-                       DecodeFixed64(record + layout.sequence_offset())});
-  uint64_t computed = 0;
+  // Checked (cache or just read): degree <= R and every neighbour < n.
+  s->rerank.push_back(
+      {Distance(header_.metric, query, reinterpret_cast<const float*>(record), header_.dim),
+       node, DecodeFixed64(record + layout.id_offset()),
+       DecodeFixed64(record + layout.sequence_offset())});
+  uint64_t computed = 1;  // the exact one
   const uint32_t degree = DecodeFixed32(record + layout.degree_offset());
   const char* neighbors = record + layout.neighbors_offset();
   for (uint32_t k = 0; k < degree; ++k) {
@@ -129,6 +113,7 @@ void DiskSegmentReader::Expand(uint32_t node, const char* record, float exact,
     if (s->list.Accepts(d)) s->list.Insert(d, v);
   }
   stats->distance_computations += computed;
+  ++stats->hops;
 }
 
 void DiskSegmentReader::ExpandBlockMates(uint32_t block, const char* bytes, const float* query,
@@ -139,11 +124,9 @@ void DiskSegmentReader::ExpandBlockMates(uint32_t block, const char* bytes, cons
   CandidateList& list = s->list;
   for (uint64_t m64 = first; m64 < end; ++m64) {
     const auto m = static_cast<uint32_t>(m64);
-    if (s->expanded.TestAndSet(m)) continue;  // a beam node, or done already
+    // Taken by the walk (expanded, or being read), or done already.
+    if (s->expanded.TestAndSet(m)) continue;
     const char* record = bytes + (m64 - first) * layout.node_bytes;
-    const float exact =
-        Distance(header_.metric, query, reinterpret_cast<const float*>(record), header_.dim);
-    ++stats->distance_computations;
     // Listed (and not expanded): expand it now rather than read this block
     // again later. Unseen: it joins the list, expanded, if its code
     // distance would place it there.
@@ -157,13 +140,15 @@ void DiskSegmentReader::ExpandBlockMates(uint32_t block, const char* bytes, cons
     }
     if (at < list.size()) {
       list.MarkExpanded(at);
-      ++stats->hops;
-      Expand(m, record, exact, s, stats);
+      ExpandRecord(query, m, record, s, stats);
     } else {
       // Not worth a hop, but its exact distance is known: it may still
       // be among the k closest.
-      s->rerank.push_back({exact, m, DecodeFixed64(record + layout.id_offset()),
-                           DecodeFixed64(record + layout.sequence_offset())});
+      s->rerank.push_back(
+          {Distance(header_.metric, query, reinterpret_cast<const float*>(record), header_.dim),
+           m, DecodeFixed64(record + layout.id_offset()),
+           DecodeFixed64(record + layout.sequence_offset())});
+      ++stats->distance_computations;
     }
   }
 }
@@ -171,19 +156,10 @@ void DiskSegmentReader::ExpandBlockMates(uint32_t block, const char* bytes, cons
 absl::Status DiskSegmentReader::Walk(const float* query, const SearchOptions& options,
                                      DiskSearchScratch* s, SegmentSearchStats* stats,
                                      IoCounts* io) const {
-  const size_t n = header_.vector_count;
   const size_t beam_width = std::max<uint32_t>(1, options.beam_width);
-  CandidateList& list = s->list;
-  // L as asked, but never more than the segment has nodes.
-  list.Reset(std::min<size_t>(std::max(options.list_size, options.k), n));
-  s->visited.Clear(n);
-  s->expanded.Clear(n);
-  s->rerank.clear();
-
-  s->visited.TestAndSet(header_.medoid);
-  list.Insert(CodeDistance(*s, header_.medoid), header_.medoid);
-  ++stats->distance_computations;
   const size_t block_bytes = header_.layout.block_bytes();
+  CandidateList& list = s->list;
+  StartWalk(options, s, stats);
   while (true) {
     s->beam.clear();
     for (size_t i = list.NextUnexpanded(); i < list.size() && s->beam.size() < beam_width;
@@ -194,14 +170,9 @@ absl::Status DiskSegmentReader::Walk(const float* query, const SearchOptions& op
       s->beam.push_back(list.node(i));
     }
     if (s->beam.empty()) break;
-    stats->hops += s->beam.size();
     SHOAL_RETURN_IF_ERROR(FetchBeam(s, stats, io));
     for (size_t i = 0; i < s->beam.size(); ++i) {
-      const char* record = s->records[i];
-      const float exact =
-          Distance(header_.metric, query, reinterpret_cast<const float*>(record), header_.dim);
-      ++stats->distance_computations;
-      Expand(s->beam[i], record, exact, s, stats);
+      ExpandRecord(query, s->beam[i], s->records[i], s, stats);
     }
     // A block read holds nodes_per_block records: the others came for free.
     if (header_.layout.nodes_per_block > 1) {
@@ -217,7 +188,7 @@ absl::Status DiskSegmentReader::Search(const float* query, const SearchOptions& 
                                        const std::function<bool(uint64_t, uint64_t)>& visible,
                                        TopK* top, SegmentSearchStats* stats) const {
   if (header_.vector_count == 0 || options.k == 0) return absl::OkStatus();
-  const uint64_t start = NowNs();
+  const uint64_t start = MonotonicNs();
   const ScratchLease lease(&tls_disk_scratch);
   DiskSearchScratch* s = lease.get();
   if (sq4_ != nullptr) {
@@ -227,7 +198,10 @@ absl::Status DiskSegmentReader::Search(const float* query, const SearchOptions& 
   }
   SegmentSearchStats counts;
   IoCounts io;
-  absl::Status status = Walk(query, options, s, &counts, &io);
+  const bool pipelined = options.disk_search == DiskSearch::kPipelined ||
+                         (options.disk_search == DiskSearch::kAuto && options.beam_width > 1);
+  absl::Status status = pipelined ? WalkPipelined(query, options, s, &counts, &io)
+                                  : Walk(query, options, s, &counts, &io);
   if (status.ok()) {
     std::sort(s->rerank.begin(), s->rerank.end(), [](const auto& a, const auto& b) {
       return a.distance < b.distance || (a.distance == b.distance && a.node < b.node);
@@ -241,7 +215,7 @@ absl::Status DiskSegmentReader::Search(const float* query, const SearchOptions& 
     }
   }
   if (stats != nullptr) {
-    const uint64_t total = NowNs() - start;
+    const uint64_t total = MonotonicNs() - start;
     stats->hops += counts.hops;
     stats->distance_computations += counts.distance_computations;
     stats->cache_hits += counts.cache_hits;

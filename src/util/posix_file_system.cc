@@ -24,6 +24,7 @@
 #include "util/mutex.h"
 #include "util/status_macros.h"
 #include "util/string_view.h"
+#include "util/uring_read_queue.h"
 
 namespace shoal {
 
@@ -234,6 +235,13 @@ class PosixRandomAccessFile final : public RandomAccessFile {
   }
   uint64_t size() const override { return size_; }
   bool direct() const override { return direct_ >= 0; }
+  std::unique_ptr<ReadQueue> NewReadQueue(size_t depth) const override {
+    // io_uring where available (the same bytes and errors as Read).
+    if (std::unique_ptr<ReadQueue> q = NewUringReadQueue(this, buffered_, direct_, depth)) {
+      return q;
+    }
+    return RandomAccessFile::NewReadQueue(depth);
+  }
 
  private:
   const std::string path_;

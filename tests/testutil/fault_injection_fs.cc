@@ -175,8 +175,40 @@ class FaultInjectionFileSystem::FaultRandomAccessFile final : public RandomAcces
   }
   uint64_t size() const override { return base_->size(); }
   bool direct() const override { return base_->direct(); }
+  // The base file's queue (io_uring on POSIX), each Submit counted as a
+  // kPread: a failed one is not submitted, and completes with its error.
+  std::unique_ptr<ReadQueue> NewReadQueue(size_t depth) const override {
+    return std::make_unique<FaultReadQueue>(fs_, path_, base_->NewReadQueue(depth));
+  }
 
  private:
+  class FaultReadQueue final : public ReadQueue {
+   public:
+    FaultReadQueue(FaultInjectionFileSystem* fs, const std::string& path,
+                   std::unique_ptr<ReadQueue> base)
+        : fs_(fs), path_(path), base_(std::move(base)) {}
+    size_t depth() const override { return base_->depth(); }
+    size_t in_flight() const override { return failed_.size() + base_->in_flight(); }
+    void Submit(uint64_t offset, size_t n, char* scratch, uint64_t tag) override {
+      if (absl::Status s = fs_->Check(FsOp::kPread, path_); !s.ok()) {
+        failed_.push_back({tag, std::move(s)});
+        return;
+      }
+      base_->Submit(offset, n, scratch, tag);
+    }
+    void Wait(std::vector<Completion>* out) override {
+      if (failed_.empty()) return base_->Wait(out);
+      for (Completion& c : failed_) out->push_back(std::move(c));
+      failed_.clear();
+    }
+
+   private:
+    FaultInjectionFileSystem* const fs_;
+    const std::string& path_;
+    const std::unique_ptr<ReadQueue> base_;
+    std::vector<Completion> failed_;
+  };
+
   FaultInjectionFileSystem* const fs_;
   const std::string path_;
   const std::unique_ptr<RandomAccessFile> base_;
