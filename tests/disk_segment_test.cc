@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <set>
 #include <string>
@@ -583,6 +584,25 @@ TEST_F(DiskSegmentTest, DamagedCodesAreDataLossWhenFourBitCodesAreDerivedToo) {
     EXPECT_NE(s.status().message().find(absl::StrCat("offset ", codes)), std::string::npos)
         << s.status();
     EXPECT_EQ(budget->used(), 0u);
+  }
+}
+
+TEST_F(DiskSegmentTest, BeamWidthZeroTakesTheDiskDefaultAndHugeWidthsAreCapped) {
+  TempDir dir(TempDir::Storage::kDisk);
+  Build(dir, Metric::kL2);
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> disk, OpenDisk(0));
+  // 0: the disk default (8 reads at a time, pipelined under kAuto): fewer
+  // steps than one node at a time, the same recall.
+  SegmentSearchStats zero, one;
+  for (size_t q = 0; q < kQueries; ++q) {
+    ASSERT_OK(Search(*disk, Query(q), 50, &zero, 0).status());
+    ASSERT_OK(Search(*disk, Query(q), 50, &one, 1).status());
+  }
+  EXPECT_GT(zero.reads, 0u);
+  EXPECT_GE(Recall(*disk, 0), 0.95);
+  // A width no queue could hold is capped, for both walks.
+  for (DiskSearch mode : {DiskSearch::kBeam, DiskSearch::kPipelined}) {
+    EXPECT_GE(Recall(*disk, std::numeric_limits<uint32_t>::max(), mode), 0.95);
   }
 }
 

@@ -120,5 +120,45 @@ TEST(Sq4Test, EachSq8ByteMapsToItsNearestLevel) {
   }
 }
 
+TEST(Sq4Test, ADimensionMostlyAtOneValueStillMapsEveryByteToItsNearestLevel) {
+  // Half the values of each dimension are 0 (ReLU outputs, SIFT): the
+  // quantile seeds coincide there, and the bytes above must still reach
+  // the levels above.
+  const uint32_t dim = 4;
+  const size_t n = 4000;
+  std::vector<float> v = Gaussian(n, dim, 13);
+  for (size_t i = 0; i < n; i += 2) {
+    for (uint32_t j = 0; j < dim; ++j) v[i * dim + j] = 0.0f;  // every other row
+  }
+  for (float& x : v) x = std::abs(x);
+  const Coded c = Code(v, n, dim);
+  std::vector<uint8_t> c8(Sq8::CodeBytes(dim), 0), c4(c.sq4.code_bytes());
+  std::vector<float> back(dim);
+  for (uint32_t b = 0; b < 256; ++b) {
+    for (uint32_t j = 0; j < dim; ++j) c8[j] = static_cast<uint8_t>(b);
+    c.sq4.Encode(c8.data(), c4.data());
+    c.sq4.pq().Decode(c4.data(), back.data());
+    for (uint32_t j = 0; j < dim; ++j) {
+      const float x = c.sq8.lo()[j] + c.sq8.scale()[j] * b;
+      for (uint32_t l = 0; l < Sq4::kLevels; ++l) {
+        const float other =
+            c.sq4.pq().mean()[j] + c.sq4.pq().centroid(j, j % 2 == 0 ? l : (l << 4));
+        EXPECT_LE(std::abs(back[j] - x), std::abs(other - x) + 1e-5f * (1 + std::abs(x)))
+            << "dim " << j << " byte " << b << " level " << l;
+      }
+    }
+  }
+  // And the coding still tells values apart: far less error than one level.
+  double error = 0, spread = 0;
+  for (size_t i = 0; i < n; ++i) {
+    c.sq4.pq().Decode(c.sq4_codes.data() + i * c.sq4.code_bytes(), back.data());
+    for (uint32_t j = 0; j < dim; ++j) {
+      error += (back[j] - v[i * dim + j]) * (back[j] - v[i * dim + j]);
+      spread += v[i * dim + j] * v[i * dim + j];
+    }
+  }
+  EXPECT_LT(error, 0.05 * spread);
+}
+
 }  // namespace
 }  // namespace shoal::segment

@@ -270,13 +270,15 @@ struct SearchOptions {
   // each other one with L in proportion to its size against the largest
   // (at least k).
   uint32_t list_size = 100;
-  // Graph nodes expanded per step. Segments are memory-mapped, so 1 is the
+  // Graph nodes expanded per step; 0 = the measured best for the storage:
+  // 1 on memory-mapped segments, 8 on disk-resident ones. Mapped, 1 is the
   // fastest at equal recall (docs/performance.md: ~2x the QPS of 4 on small);
   // larger values only pay off when a step waits on storage
   // (SegmentStorage::kDisk: each step reads beam_width blocks together, or
-  // with DiskSearch::kPipelined, beam_width reads stay in flight; 8 to 16
-  // gave the most QPS on one thread, docs/performance.md).
-  uint32_t beam_width = 1;
+  // with DiskSearch::kPipelined, beam_width reads stay in flight; on 1M x 128
+  // W 8 gave 2x the QPS of W 1 at recall 0.95, docs/performance.md). Disk
+  // searches keep at most 64 reads in flight, whatever is asked.
+  uint32_t beam_width = 0;
   // SegmentStorage::kDisk only: beam or pipelined search; see DiskSearch.
   DiskSearch disk_search = DiskSearch::kAuto;
   // When not null, the search adds what it did to *stats (not reset first;

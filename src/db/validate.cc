@@ -95,9 +95,6 @@ absl::Status ValidateSearchOptions(const SearchOptions& o) {
     return absl::InvalidArgumentError(absl::StrCat(
         "SearchOptions.list_size (", o.list_size, ") must be >= k (", o.k, ")"));
   }
-  if (o.beam_width == 0) {
-    return absl::InvalidArgumentError("SearchOptions.beam_width must be >= 1");
-  }
   return absl::OkStatus();
 }
 

@@ -166,8 +166,10 @@ absl::StatusOr<std::shared_ptr<Segment>> DiskSegmentReader::Open(
   if (header.vector_count > 0) {
     DiskSegmentReader* s = segment.get();
     SHOAL_RETURN_IF_ERROR(s->LoadCodes(options.budget.get()));
-    // The cache takes what the budget has left, up to node_cache_bytes.
-    size_t cache_bytes = options.node_cache_bytes;
+    // The cache takes what the budget has left, up to node_cache_bytes, and
+    // never more than this segment's records.
+    size_t cache_bytes = static_cast<size_t>(std::min<uint64_t>(
+        options.node_cache_bytes, header.vector_count * uint64_t{header.layout.node_bytes}));
     if (options.budget != nullptr) {
       cache_bytes = std::min(cache_bytes, options.budget->available());
       MemoryBudget::Reservation r;

@@ -141,6 +141,10 @@ class DiskSegmentReader final : public Segment {
   }
   const uint8_t* Code(uint32_t node) const { return codes_.data() + size_t{node} * code_bytes_; }
 
+  // SearchOptions::beam_width 0 means this; larger widths are capped.
+  static constexpr uint32_t kDefaultBeamWidth = 8;
+  static constexpr uint32_t kMaxBeamWidth = 64;
+
   // ---- disk_segment_search.cc ----
   // Empties s's list (L from options), visited and expanded sets and
   // rerank set, and lists the medoid.

@@ -188,6 +188,10 @@ absl::Status DiskSegmentReader::Search(const float* query, const SearchOptions& 
                                        const std::function<bool(uint64_t, uint64_t)>& visible,
                                        TopK* top, SegmentSearchStats* stats) const {
   if (header_.vector_count == 0 || options.k == 0) return absl::OkStatus();
+  SearchOptions resolved = options;
+  resolved.beam_width = options.beam_width == 0
+                            ? kDefaultBeamWidth
+                            : std::min(options.beam_width, kMaxBeamWidth);
   const uint64_t start = MonotonicNs();
   const ScratchLease lease(&tls_disk_scratch);
   DiskSearchScratch* s = lease.get();
@@ -199,9 +203,9 @@ absl::Status DiskSegmentReader::Search(const float* query, const SearchOptions& 
   SegmentSearchStats counts;
   IoCounts io;
   const bool pipelined = options.disk_search == DiskSearch::kPipelined ||
-                         (options.disk_search == DiskSearch::kAuto && options.beam_width > 1);
-  absl::Status status = pipelined ? WalkPipelined(query, options, s, &counts, &io)
-                                  : Walk(query, options, s, &counts, &io);
+                         (options.disk_search == DiskSearch::kAuto && resolved.beam_width > 1);
+  absl::Status status = pipelined ? WalkPipelined(query, resolved, s, &counts, &io)
+                                  : Walk(query, resolved, s, &counts, &io);
   if (status.ok()) {
     std::sort(s->rerank.begin(), s->rerank.end(), [](const auto& a, const auto& b) {
       return a.distance < b.distance || (a.distance == b.distance && a.node < b.node);

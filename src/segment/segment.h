@@ -116,8 +116,8 @@ struct SegmentOpenOptions {
   SegmentStorage storage = SegmentStorage::kMapped;
   // kDisk: bytes of node records pinned in RAM around the medoid.
   size_t node_cache_bytes = 0;
-  // kDisk: what the codes and the cache reserve from (may be null: no
-  // limit; not owned, must outlive the segment).
+  // kDisk: what the codes and the cache reserve from (null: no limit).
+  // Shared: a segment's reservations keep it alive until they are released.
   std::shared_ptr<MemoryBudget> budget;
 };
 

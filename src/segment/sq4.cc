@@ -44,7 +44,7 @@ void FitDimension(const std::array<uint64_t, 256>& counts, float* centre, uint8_
   }
   uint32_t l = 0;
   for (uint32_t b = 0; b < 256; ++b) {
-    while (l + 1 < k && std::abs(centre[l + 1] - b) < std::abs(centre[l] - b)) ++l;
+    while (l + 1 < k && std::abs(centre[l + 1] - b) <= std::abs(centre[l] - b)) ++l;
     level[b] = static_cast<uint8_t>(l);
   }
 }

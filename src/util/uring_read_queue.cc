@@ -77,11 +77,10 @@ struct ThreadRing {
   }
 
   // Makes the ring hold at least `depth` entries; false when the kernel
-  // refuses (said once).
+  // refuses. A thread's first refusal turns io_uring off for the process
+  // (said once); a refused growth keeps the smaller ring working.
   bool Ensure(unsigned depth) {
     if (entries >= depth) return true;
-    if (entries > 0) io_uring_queue_exit(&ring);
-    entries = 0;
     unsigned want = kMinRingEntries;
     while (want < depth) want *= 2;
     io_uring_params params{};
@@ -89,11 +88,13 @@ struct ThreadRing {
     // One thread submits and reaps: no interrupts to run completions.
     params.flags = IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER;
 #endif
-    int r = io_uring_queue_init_params(want, &ring, &params);
+    io_uring fresh{};
+    int r = io_uring_queue_init_params(want, &fresh, &params);
     if (r == -EINVAL) {  // a kernel before 6.0 does not know the flags
       params = io_uring_params{};
-      r = io_uring_queue_init_params(want, &ring, &params);
+      r = io_uring_queue_init_params(want, &fresh, &params);
     }
+    if (r < 0 && entries > 0) return false;  // keep the ring there is
     if (r < 0) {
       if (!g_refused.exchange(true)) {
         std::fprintf(stderr,
@@ -103,6 +104,8 @@ struct ThreadRing {
       }
       return false;
     }
+    if (entries > 0) io_uring_queue_exit(&ring);
+    ring = fresh;
     entries = want;
     owner = getpid();
     return true;
