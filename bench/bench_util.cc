@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -19,6 +20,18 @@
 #include "progress.h"
 
 namespace shoal_bench {
+
+void WriteFileAtomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text;
+    if (!out.flush()) Die("write " + tmp, absl::InternalError("write failed"));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    Die("rename " + tmp, absl::ErrnoToStatus(errno, path));
+  }
+}
 namespace {
 
 // std::filesystem reports POSIX errors in the generic/system category, whose

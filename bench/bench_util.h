@@ -33,6 +33,10 @@ T ValueOrDie(absl::StatusOr<T> result, std::string_view what) {
   return *std::move(result);
 }
 
+// Writes `text` to path.tmp and renames it over `path` (a reader sees the
+// old file or the whole new one); dies on an error.
+void WriteFileAtomically(const std::string& path, const std::string& text);
+
 class Stopwatch {
  public:
   Stopwatch() : start_(std::chrono::steady_clock::now()) {}

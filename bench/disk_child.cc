@@ -232,18 +232,6 @@ bool Wanted(const DiskSettings& s, const std::string& kind) {
   return s.kinds.empty() || std::find(s.kinds.begin(), s.kinds.end(), kind) != s.kinds.end();
 }
 
-void WriteResult(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    if (!out.flush()) Die("write " + tmp, absl::InternalError("write failed"));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    Die("rename " + tmp, absl::ErrnoToStatus(errno, path));
-  }
-}
-
 // Every wanted kind x W x L on one thread into d.sweep, then each kind's
 // thread counts into d.threads.
 void Sweep(shoal::DB& db, const ExportedQueries& in, const DiskSettings& s, uint32_t k,
@@ -302,7 +290,7 @@ int DiskChildMain(const DiskSettings& s, uint32_t k, uint32_t worker_threads) {
   Sweep(*db, in, s, k, d);
   d.rss_after_search = ReadRss();
   CheckOk(db->Close(), "Close " + db_dir);
-  WriteResult(DiskChildResultPath(s.dir), DiskFiguresToJson(d));
+  WriteFileAtomically(DiskChildResultPath(s.dir), DiskFiguresToJson(d));
   return 0;
 }
 

@@ -113,18 +113,6 @@ void ParseMarker(const std::string& text, std::string* identity, double* build_s
   }
 }
 
-void WriteTextFile(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    if (!out.flush()) Die("write " + tmp, absl::InternalError("write failed"));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    Die("rename " + tmp, absl::ErrnoToStatus(errno, path));
-  }
-}
-
 // Reuses the database in s.dir when its marker matches this data, else
 // (re)builds it with BulkLoad; the marker is written last, so a build cut
 // short is never reused.
@@ -155,7 +143,7 @@ void EnsureDatabase(const Config& c, const Dataset& data, DiskFigures& d) {
     CheckOk(db->Close(), "Close " + db_dir);
     d.build_seconds = sw.Seconds();
   }
-  WriteTextFile(marker_path, want + fmt::format("{}{:.3f}\n", kBuildSecondsKey, d.build_seconds));
+  WriteFileAtomically(marker_path, want + fmt::format("{}{:.3f}\n", kBuildSecondsKey, d.build_seconds));
   StatusLine(fmt::format("[disk]   BulkLoad of {} vectors into {}: {:.1f} s", data.size(), db_dir,
                          d.build_seconds));
 }

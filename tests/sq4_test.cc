@@ -48,6 +48,29 @@ Coded Code(const std::vector<float>& v, size_t n, uint32_t dim) {
   return {std::move(sq8), std::move(sq4), std::move(c8), std::move(c4)};
 }
 
+// Checks that every SQ8 byte of every dimension maps to the level nearest
+// its value (no other level of that dimension is nearer).
+void ExpectEveryByteMapsToItsNearestLevel(const Coded& c, uint32_t dim) {
+  std::vector<uint8_t> c8(Sq8::CodeBytes(dim), 0), c4(c.sq4.code_bytes());
+  std::vector<float> back(dim);
+  for (uint32_t b = 0; b < 256; ++b) {
+    for (uint32_t j = 0; j < dim; ++j) c8[j] = static_cast<uint8_t>(b);
+    c.sq4.Encode(c8.data(), c4.data());
+    c.sq4.pq().Decode(c4.data(), back.data());
+    for (uint32_t j = 0; j < dim; ++j) {
+      const float x = c.sq8.lo()[j] + c.sq8.scale()[j] * b;
+      for (uint32_t l = 0; l < Sq4::kLevels; ++l) {
+        // Level l of dimension j: the low nibble of a chunk's first
+        // dimension, the high nibble of its second.
+        const float other =
+            c.sq4.pq().mean()[j] + c.sq4.pq().centroid(j, j % 2 == 0 ? l : (l << 4));
+        EXPECT_LE(std::abs(back[j] - x), std::abs(other - x) + 1e-5f * (1 + std::abs(x)))
+            << "dim " << j << " byte " << b << " level " << l;
+      }
+    }
+  }
+}
+
 TEST(Sq4Test, QueryDistanceIsTheExactDistanceToTheDecodedVector) {
   for (uint32_t dim : {1u, 2u, 7u, 128u}) {
     for (Metric metric : {Metric::kL2, Metric::kInnerProduct}) {
@@ -98,26 +121,8 @@ TEST(Sq4Test, FittedLevelsLoseLessThanEvenStepsOfTheRange) {
 TEST(Sq4Test, EachSq8ByteMapsToItsNearestLevel) {
   const uint32_t dim = 5;  // odd: the last chunk holds one dimension
   const size_t n = 3000;
-  const std::vector<float> v = Gaussian(n, dim, 11);
-  const Coded c = Code(v, n, dim);
-  std::vector<uint8_t> c8(Sq8::CodeBytes(dim), 0), c4(c.sq4.code_bytes());
-  std::vector<float> back(dim);
-  for (uint32_t b = 0; b < 256; ++b) {
-    for (uint32_t j = 0; j < dim; ++j) c8[j] = static_cast<uint8_t>(b);
-    c.sq4.Encode(c8.data(), c4.data());
-    c.sq4.pq().Decode(c4.data(), back.data());
-    for (uint32_t j = 0; j < dim; ++j) {
-      const float x = c.sq8.lo()[j] + c.sq8.scale()[j] * b;
-      // No other level of dimension j is nearer.
-      const uint32_t s = j / 2;
-      for (uint32_t l = 0; l < Sq4::kLevels; ++l) {
-        const uint32_t centroid = j % 2 == 0 ? l : (l << 4);
-        const float other = c.sq4.pq().mean()[j] + c.sq4.pq().centroid(j, centroid);
-        EXPECT_LE(std::abs(back[j] - x), std::abs(other - x) + 1e-5f * (1 + std::abs(x)))
-            << "dim " << j << " byte " << b << " level " << l << " chunk " << s;
-      }
-    }
-  }
+  const Coded c = Code(Gaussian(n, dim, 11), n, dim);
+  ExpectEveryByteMapsToItsNearestLevel(c, dim);
 }
 
 TEST(Sq4Test, ADimensionMostlyAtOneValueStillMapsEveryByteToItsNearestLevel) {
@@ -132,23 +137,9 @@ TEST(Sq4Test, ADimensionMostlyAtOneValueStillMapsEveryByteToItsNearestLevel) {
   }
   for (float& x : v) x = std::abs(x);
   const Coded c = Code(v, n, dim);
-  std::vector<uint8_t> c8(Sq8::CodeBytes(dim), 0), c4(c.sq4.code_bytes());
-  std::vector<float> back(dim);
-  for (uint32_t b = 0; b < 256; ++b) {
-    for (uint32_t j = 0; j < dim; ++j) c8[j] = static_cast<uint8_t>(b);
-    c.sq4.Encode(c8.data(), c4.data());
-    c.sq4.pq().Decode(c4.data(), back.data());
-    for (uint32_t j = 0; j < dim; ++j) {
-      const float x = c.sq8.lo()[j] + c.sq8.scale()[j] * b;
-      for (uint32_t l = 0; l < Sq4::kLevels; ++l) {
-        const float other =
-            c.sq4.pq().mean()[j] + c.sq4.pq().centroid(j, j % 2 == 0 ? l : (l << 4));
-        EXPECT_LE(std::abs(back[j] - x), std::abs(other - x) + 1e-5f * (1 + std::abs(x)))
-            << "dim " << j << " byte " << b << " level " << l;
-      }
-    }
-  }
+  ExpectEveryByteMapsToItsNearestLevel(c, dim);
   // And the coding still tells values apart: far less error than one level.
+  std::vector<float> back(dim);
   double error = 0, spread = 0;
   for (size_t i = 0; i < n; ++i) {
     c.sq4.pq().Decode(c.sq4_codes.data() + i * c.sq4.code_bytes(), back.data());
