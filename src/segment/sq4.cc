@@ -25,22 +25,35 @@ void FitDimension(const std::array<uint64_t, 256>& counts, float* centre, uint8_
       }
     }
   }
+  // The iterations visit only the bytes that occur (few in a small
+  // segment), and stop once no centre moves.
+  uint8_t used[256];
+  uint32_t used_count = 0;
+  for (uint32_t b = 0; b < 256; ++b) {
+    if (counts[b] != 0) used[used_count++] = static_cast<uint8_t>(b);
+  }
   for (int it = 0; it < Sq4::kIterations; ++it) {
     // Assign each byte to its nearest centre (centres ascending: the nearest
     // moves up monotonically).
     double sum[k] = {}, weight[k] = {};
     uint32_t l = 0;
-    for (uint32_t b = 0; b < 256; ++b) {
+    for (uint32_t i = 0; i < used_count; ++i) {
+      const float b = used[i];
       while (l + 1 < k && std::abs(centre[l + 1] - b) <= std::abs(centre[l] - b)) ++l;
-      sum[l] += static_cast<double>(counts[b]) * b;
-      weight[l] += static_cast<double>(counts[b]);
+      sum[l] += static_cast<double>(counts[used[i]]) * b;
+      weight[l] += static_cast<double>(counts[used[i]]);
     }
+    bool moved = false;
     for (uint32_t i = 0; i < k; ++i) {
-      if (weight[i] > 0) centre[i] = static_cast<float>(sum[i] / weight[i]);
+      if (weight[i] == 0) continue;
+      const auto c = static_cast<float>(sum[i] / weight[i]);
+      moved |= c != centre[i];
+      centre[i] = c;
     }
     // Keep them ascending (an emptied level keeps its old place, which
     // may now sit past a neighbour's).
     for (uint32_t i = 1; i < k; ++i) centre[i] = std::max(centre[i], centre[i - 1]);
+    if (!moved) break;
   }
   uint32_t l = 0;
   for (uint32_t b = 0; b < 256; ++b) {
