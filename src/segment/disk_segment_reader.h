@@ -5,8 +5,9 @@
 // neighbour lists stay in the file.
 //
 // In RAM, read and checked at Open: the header, the footer, the id table
-// (its checksum and order), the SQ8 codes (their checksum) and the node
-// cache (node_cache.h). Version 1 files and files written without codes
+// (its checksum and order), the codes (the area's checksum; SQ8 as stored,
+// or 4-bit codes derived from them when a memory budget has no room for
+// SQ8, sq4.h) and the node cache (node_cache.h). Version 1 files and files written without codes
 // are not opened (navigating on full vectors would read a block per
 // distance): Segment::Open maps them instead.
 //
@@ -26,7 +27,8 @@
 // them when all have arrived; and pipelined search
 // (disk_segment_pipelined_search.cc), which keeps beam_width reads in flight
 // through a ReadQueue and expands each node as its block arrives. Both
-// expand a record with ExpandRecord.
+// expand a record with ExpandRecord, and the other records of each block
+// read with ExpandBlockMates (blocks hold graph neighbours, block_layout.h).
 //
 // Thread-safe: immutable after Open; per-thread scratch (buffers, candidate
 // list, visited set) is pooled in thread_locals.
