@@ -29,6 +29,7 @@
 #include "segment/sq8.h"
 #include "testutil/fault_injection_fs.h"
 #include "testutil/sanitized.h"
+#include "testutil/io_uring_setting.h"
 #include "testutil/temp_dir.h"
 #include "util/file_system.h"
 #include "util/memory_budget.h"
@@ -634,15 +635,7 @@ TEST_F(DiskSegmentTest, ConcurrentSearchesShareTheReader) {
 
 // ---- Pipelined search (DiskSearch::kPipelined) ----
 
-// Sets whether ReadQueues may use io_uring for one test, then restores it.
-class IoUringSetting {
- public:
-  explicit IoUringSetting(bool enabled) : was_(IoUringEnabled()) { SetIoUringEnabled(enabled); }
-  ~IoUringSetting() { SetIoUringEnabled(was_); }
-
- private:
-  const bool was_;
-};
+using test::IoUringSetting;
 
 void ExpectSameAnswers(const std::vector<Neighbor>& a, const std::vector<Neighbor>& b,
                        size_t q) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "testutil/io_uring_setting.h"
 #include "testutil/temp_dir.h"
 #include "util/aligned_buffer.h"
 #include "util/read_queue.h"
@@ -29,15 +30,7 @@ using test::TempDir;
 
 constexpr size_t kFileBytes = 1 << 20;
 
-// Sets whether queues may use io_uring for one test, then restores it.
-class IoUringSetting {
- public:
-  explicit IoUringSetting(bool enabled) : was_(IoUringEnabled()) { SetIoUringEnabled(enabled); }
-  ~IoUringSetting() { SetIoUringEnabled(was_); }
-
- private:
-  const bool was_;
-};
+using test::IoUringSetting;
 
 class ReadQueueTest : public ::testing::TestWithParam<TempDir::Storage> {
  protected:

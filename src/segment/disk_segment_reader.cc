@@ -4,12 +4,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <functional>
 
 #include "absl/strings/str_cat.h"
+#include "segment/disk_search_scratch.h"
 #include "segment/segment_checks.h"
 #include "util/aligned_buffer.h"
 #include "util/coding.h"
@@ -43,12 +43,6 @@ absl::Status ReadStatus(const std::string& path, uint64_t offset, size_t n, absl
 absl::Status ReadFileAt(const RandomAccessFile& file, const std::string& path, uint64_t offset,
                         size_t n, char* dst) {
   return ReadStatus(path, offset, n, file.Read(offset, n, dst));
-}
-
-uint64_t NowNs() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
 }
 
 }  // namespace
@@ -186,9 +180,9 @@ absl::StatusOr<std::shared_ptr<Segment>> DiskSegmentReader::Open(
 absl::Status DiskSegmentReader::ReadAt(uint64_t offset, size_t n, char* dst,
                                        IoCounts* io) const {
   if (io == nullptr) return ReadFileAt(*file_, path_, offset, n, dst);
-  const uint64_t start = NowNs();
+  const uint64_t start = MonotonicNs();
   absl::Status s = ReadFileAt(*file_, path_, offset, n, dst);
-  io->wait_ns += NowNs() - start;
+  io->wait_ns += MonotonicNs() - start;
   ++io->reads;
   return s;
 }
@@ -201,7 +195,7 @@ absl::Status DiskSegmentReader::ReadBlocks(std::span<const uint32_t> blocks, cha
     return CheckBlock(dst, blocks[0]);
   }
   // All at once: the hop waits for its slowest read, not for their sum.
-  const uint64_t start = io == nullptr ? 0 : NowNs();
+  const uint64_t start = io == nullptr ? 0 : MonotonicNs();
   absl::Status status;
   {
     // Destroyed before `dst` is used again: it waits for reads in flight.
@@ -223,7 +217,7 @@ absl::Status DiskSegmentReader::ReadBlocks(std::span<const uint32_t> blocks, cha
     }
   }
   if (io != nullptr) {
-    io->wait_ns += NowNs() - start;
+    io->wait_ns += MonotonicNs() - start;
     io->reads += blocks.size();
   }
   return status;
