@@ -247,6 +247,38 @@ TEST_F(DbTest, PutBatchWithDuplicateIdLastRowWins) {
   EXPECT_TRUE(MatchesOracle(got, model_, q, Metric::kL2, 10));
 }
 
+// Batches large enough to be written through the log by the pool (whose
+// rows the memtable then reads in place, in the log files' views, on tmpfs):
+// every row reads back, and searches find them, while the log moves from
+// file to file under one memtable; then through a flush (which removes the
+// log files the rows were read from) and a reopen.
+class DbLargeBatchTest : public DbTest, public ::testing::WithParamInterface<Metric> {};
+
+TEST_P(DbLargeBatchTest, RowsReadBackThroughLogRotationFlushAndReopen) {
+  Options o = DefaultOptions(16, GetParam(), 2);
+  o.wal_file_bytes = 1 << 20;  // several files under the one memtable
+  ASSERT_NO_FATAL_FAILURE(Open(o));
+  for (uint64_t b = 0; b < 8; ++b) {
+    const size_t n = 5000;  // 80,000 floats: the pool's, and 180 KB a shard
+    std::vector<uint64_t> ids;
+    for (size_t i = 0; i < n; ++i) ids.push_back((b * 3000 + i) % 20000);  // overwrites
+    const std::vector<float> rows = RandomVectors(n, 16, 1000 + b);
+    ASSERT_NO_FATAL_FAILURE(PutBatchBoth(ids, rows));
+    ASSERT_NO_FATAL_FAILURE(PutBoth(50000 + b, RandomVector(16, 9000 + b)));
+    ASSERT_NO_FATAL_FAILURE(DeleteBoth(b * 3000 + 7));
+  }
+  ExpectHoldsModel();
+  ExpectSearchMatchesModel(10, 5);  // exact: everything is in the memtables
+  ASSERT_OK(db_->Flush());
+  ASSERT_OK(db_->WaitForCompact());
+  ExpectHoldsModel();
+  ASSERT_NO_FATAL_FAILURE(Reopen());
+  ExpectHoldsModel();
+}
+
+INSTANTIATE_TEST_SUITE_P(Metrics, DbLargeBatchTest,
+                         ::testing::Values(Metric::kL2, Metric::kCosine));
+
 // ---- Search ----
 
 TEST_F(DbTest, L2DistanceIsSquared) {

@@ -405,6 +405,99 @@ TEST_F(WalTest, FailedSyncOfTheRotatedFileFailsEveryLaterSyncTo) {
   EXPECT_FALSE(w.Close(/*sync=*/true).ok());
 }
 
+// The rows of a put, as BeginRecordWrite takes them: the ids, then each
+// vector in its own piece.
+struct PutPieces {
+  PutPieces(uint64_t first_id, uint32_t n) {
+    for (uint32_t i = 0; i < n; ++i) ids.push_back(first_id + i);
+    for (uint32_t i = 0; i < n * kDim; ++i) rows.push_back(static_cast<float>(first_id * 10 + i));
+    pieces.emplace_back(reinterpret_cast<const char*>(ids.data()), ids.size() * 8);
+    for (uint32_t i = 0; i < n; ++i) {
+      pieces.emplace_back(reinterpret_cast<const char*>(rows.data() + i * kDim), kDim * 4);
+    }
+  }
+  std::vector<uint64_t> ids;
+  std::vector<float> rows;
+  std::vector<std::string_view> pieces;
+};
+
+// A record written through the file is the record BeginRecord + stores
+// would have made, byte for byte.
+TEST_F(WalTest, RecordWrittenThroughTheFileEqualsOneStoredThroughTheMapping) {
+  for (uint32_t n : {1u, 3u, 50u}) {
+    auto stored = NewWriter();
+    AppendPut(stored.get(), 100, n);
+    ASSERT_TRUE(stored->Close(true).ok());
+    const std::string expected = Contents();
+    ASSERT_TRUE(fs()->RemoveFile(FilePath(1)).ok());
+
+    auto written = NewWriter();
+    PutPieces put(100, n);
+    ASSERT_TRUE(written->BeginRecordWrite(RecordType::kPut, 1, n, kDim, put.pieces).ok());
+    written->FinishRecord(RecordType::kPut, 1, n, kDim);
+    EXPECT_EQ(written->last_record(), std::string_view(expected).substr(kFileHeaderSize,
+                                                                        written->last_record().size()));
+    ASSERT_TRUE(written->Close(true).ok());
+    EXPECT_EQ(Contents(), expected) << n << " vectors";
+    ASSERT_TRUE(fs()->RemoveFile(FilePath(1)).ok());
+    next_sequence_ = 1;
+  }
+}
+
+// A write that fails (or is torn) leaves no record: the next one starts at
+// the same offset, and the file reads back as if the failed one never was.
+TEST_F(WalTest, FailedWriteThroughTheFileLeavesNoRecord) {
+  for (bool tear : {false, true}) {
+    test::FaultInjectionFileSystem fault_fs;
+    std::unique_ptr<WalWriter> w = NewWriter(1 << 16, &fault_fs);
+    AppendPut(w.get(), 1, 2);
+    const uint64_t before = w->end_lsn();
+    if (tear) {
+      fault_fs.TearNthWrite(1, /*keep_bytes=*/40);
+    } else {
+      fault_fs.FailNth(test::FsOp::kWrite, 1);
+    }
+    PutPieces failed(500, 20);
+    EXPECT_FALSE(w->BeginRecordWrite(RecordType::kPut, next_sequence_, 20, kDim, failed.pieces)
+                     .ok());
+    EXPECT_EQ(fault_fs.faults_injected(), 1u);
+    EXPECT_EQ(w->end_lsn(), before);
+    // A shorter record then: the failed one's bytes after it must not pass
+    // for anything.
+    AppendPut(w.get(), 900, 1);
+    ASSERT_TRUE(w->Close(true).ok());
+    std::vector<Op> ops;
+    auto result = Read(Contents(), &ops);
+    ASSERT_TRUE(result.ok()) << result.status();
+    ASSERT_EQ(ops.size(), 2u) << (tear ? "torn" : "failed");
+    EXPECT_EQ(ops[0].ids, (std::vector<uint64_t>{1, 2}));
+    EXPECT_EQ(ops[1].ids, (std::vector<uint64_t>{900}));
+    EXPECT_FALSE(result->corrupted);
+    ASSERT_TRUE(fs()->RemoveFile(FilePath(1)).ok());
+    next_sequence_ = 1;
+  }
+}
+
+// The view of a log file keeps its records readable after the file is
+// closed (rotated away) and removed: a memtable reads its rows there.
+TEST_F(WalTest, ViewKeepsRecordsReadableAfterRotationAndRemoval) {
+  test::FaultInjectionFileSystem fault_fs;  // keeps views on any file system
+  std::unique_ptr<WalWriter> w = NewWriter(/*file_bytes=*/4096, &fault_fs);
+  ASSERT_NE(w->view(), nullptr);
+  PutPieces put(7, 10);
+  ASSERT_TRUE(w->BeginRecordWrite(RecordType::kPut, 1, 10, kDim, put.pieces).ok());
+  w->FinishRecord(RecordType::kPut, 1, 10, kDim);
+  std::shared_ptr<const char> view = w->view();
+  const float* rows =
+      reinterpret_cast<const float*>(w->last_record_in_view() + kRecordHeaderSize + 10 * 8);
+  ASSERT_TRUE(w->Rotate().ok());
+  EXPECT_NE(w->view(), view);
+  ASSERT_TRUE(w->Close(true).ok());
+  w.reset();
+  ASSERT_TRUE(fs()->RemoveFile(FilePath(1)).ok());
+  EXPECT_EQ(std::memcmp(rows, put.rows.data(), put.rows.size() * 4), 0);
+}
+
 TEST(WalFileNameTest, RoundTripsAndRejectsOtherNames) {
   uint64_t n = 0;
   EXPECT_TRUE(ParseWalFileName(WalFileName(42), &n));

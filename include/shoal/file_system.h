@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,6 +63,24 @@ class MappedFile {
   // pages clean (every fdatasync would write back pages dirtied ahead) and
   // the first store to each page faults. For files synced rarely.
   virtual void PopulateDirty(size_t offset, size_t length) { Populate(offset, length); }
+  // Stores `pieces`, one after the other, at `offset`: afterwards the bytes
+  // read at data() + offset are theirs, as if stored through data(). Where
+  // the file can, they are written through the file instead (pwritev): a
+  // write that fills a page whole takes no zero-fill, which the first store
+  // through a mapping into a page costs (on tmpfs, and on a disk for a page
+  // not yet in the page cache). REQUIRES: [offset, offset + their total)
+  // reserved (Reserve) and not stored to concurrently. An error (an I/O
+  // error; a write cut short) may leave any part of the range stored. The
+  // default copies through data().
+  virtual absl::Status Write(size_t offset, std::span<const std::string_view> pieces);
+  // A read-only view of the file's first capacity() bytes that stays valid
+  // as long as the pointer is held, after CloseAndTruncate and after the
+  // file is removed: bytes stored before the close, below its truncation
+  // length, can be read there (later stores show too). Null when the file
+  // cannot keep one, or when reading it could wait on a device (a file on a
+  // disk, whose clean pages the kernel may drop): then callers keep their
+  // own copy of what they need. The default: null.
+  virtual std::shared_ptr<const char> KeepReadable() { return nullptr; }
   // Unmaps and sets the file's length to `length` (<= capacity), then closes,
   // also when it returns an error. Afterwards Sync, SyncPrefix, Reserve
   // beyond what was reserved and CloseAndTruncate return

@@ -14,6 +14,7 @@ MemTable::MemTable(uint32_t dim, size_t block_bytes, bool preallocate,
   if (preallocate) {
     const size_t rows = reserve_bytes / (size_t{dim} * sizeof(float));
     arena_.Preallocate(rows);
+    slot_rows_.reserve(rows);
     slot_ids_.reserve(rows);
     slot_live_.reserve(rows);
     index_.reserve(rows);
@@ -23,7 +24,18 @@ MemTable::MemTable(uint32_t dim, size_t block_bytes, bool preallocate,
 void MemTable::Reserve(size_t n) { index_.reserve(index_.size() + n); }
 
 void MemTable::Put(uint64_t id, const float* vector) {
-  const uint32_t slot = arena_.Append(vector);
+  AddSlot(id, arena_.row(arena_.Append(vector)));
+}
+
+void MemTable::PutInPlace(uint64_t id, const float* vector) { AddSlot(id, vector); }
+
+void MemTable::KeepAlive(std::shared_ptr<const void> owner) {
+  if (owners_.empty() || owners_.back() != owner) owners_.push_back(std::move(owner));
+}
+
+void MemTable::AddSlot(uint64_t id, const float* row) {
+  const uint32_t slot = static_cast<uint32_t>(slot_rows_.size());
+  slot_rows_.push_back(row);
   slot_ids_.push_back(id);
   slot_live_.push_back(1);
   auto [it, inserted] = index_.try_emplace(id, slot);
@@ -54,24 +66,25 @@ MemTable::Lookup MemTable::Get(uint64_t id, const float** vector) const {
   auto it = index_.find(id);
   if (it == index_.end()) return Lookup::kAbsent;
   if (it->second == kTombstone) return Lookup::kDeleted;
-  *vector = arena_.row(it->second);
+  *vector = slot_rows_[it->second];
   return Lookup::kFound;
 }
 
 void MemTable::Search(Metric metric, const float* query, TopK* top,
                       const std::function<bool(uint64_t)>* visible) const {
-  const size_t rows = arena_.rows();
-  const size_t per_block = arena_.rows_per_block();
-  // Distances for a chunk of one block at a time: the scratch stays in L1.
+  const size_t rows = slot_rows_.size();
+  // Distances for a run of slots whose rows follow each other in memory (an
+  // arena block's, a log record's), at most kChunk at a time: the scratch
+  // stays in L1.
   constexpr size_t kChunk = 256;
   float dist[kChunk];
   size_t n = 0;
   for (size_t first = 0; first < rows; first += n) {
-    // A chunk never crosses a block boundary: rows are contiguous within one.
-    const size_t block = first / per_block;
-    const size_t in_block = first % per_block;
-    n = std::min({kChunk, rows - first, per_block - in_block});
-    DistanceBatch(metric, query, arena_.block(block) + in_block * dim_, n, dim_, dist);
+    const float* run = slot_rows_[first];
+    const size_t most = std::min(kChunk, rows - first);
+    n = 1;
+    while (n < most && slot_rows_[first + n] == run + n * dim_) ++n;
+    DistanceBatch(metric, query, run, n, dim_, dist);
     for (size_t i = 0; i < n; ++i) {
       if (slot_live_[first + i] && dist[i] <= top->threshold() &&
           (visible == nullptr || (*visible)(slot_ids_[first + i]))) {
@@ -82,7 +95,8 @@ void MemTable::Search(Metric metric, const float* query, TopK* top,
 }
 
 size_t MemTable::ApproximateMemoryUsage() const {
-  return arena_.MemoryUsage() + slot_ids_.capacity() * sizeof(uint64_t) +
+  return arena_.MemoryUsage() + slot_rows_.capacity() * sizeof(const float*) +
+         slot_ids_.capacity() * sizeof(uint64_t) +
          slot_live_.capacity() + index_.capacity() * (sizeof(uint64_t) + sizeof(uint32_t) + 1);
 }
 

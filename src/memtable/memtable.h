@@ -1,7 +1,8 @@
 // Copyright 2026 The shoal Authors.
 //
-// A shard's in-memory table: vectors in arena blocks, an id -> slot index,
-// and tombstones for deleted ids. The newest write of an id wins; the slot of
+// A shard's in-memory table: vectors (copied into arena blocks, or read in
+// place where the caller keeps them, such as a log file's read-only view),
+// an id -> slot index, and tombstones for deleted ids. The newest write of an id wins; the slot of
 // an overwritten or deleted vector is marked dead and skipped by searches.
 // Search is exact (a scan with the SIMD kernels).
 //
@@ -34,8 +35,14 @@ class MemTable {
   MemTable(const MemTable&) = delete;
   MemTable& operator=(const MemTable&) = delete;
 
-  // Inserts or replaces `id` with the dim floats at `vector`.
+  // Inserts or replaces `id` with the dim floats at `vector` (copied).
   void Put(uint64_t id, const float* vector);
+  // As Put, but the floats are read where they are, not copied: they must
+  // stay unchanged and readable while the memtable lives (KeepAlive).
+  void PutInPlace(uint64_t id, const float* vector);
+  // Holds `owner` (what keeps PutInPlace's rows readable) while the
+  // memtable lives.
+  void KeepAlive(std::shared_ptr<const void> owner);
   // Records that `id` is deleted (also when it is absent here: the tombstone
   // hides older copies elsewhere).
   void Delete(uint64_t id);
@@ -61,7 +68,7 @@ class MemTable {
       if (slot == kTombstone) {
         tombstone(id);
       } else {
-        live(id, arena_.row(slot));
+        live(id, slot_rows_[slot]);
       }
     }
   }
@@ -72,16 +79,22 @@ class MemTable {
   // Bytes of data written: rows (including dead ones) and index entries.
   // What memtable_bytes is compared with (preallocated space does not count).
   size_t DataBytes() const {
-    return arena_.rows() * size_t{dim_} * sizeof(float) + index_.size() * 16;
+    return slot_rows_.size() * size_t{dim_} * sizeof(float) + index_.size() * 16;
   }
-  // Bytes held: arena blocks, slot arrays and the index.
+  // Bytes held: arena blocks, slot arrays and the index (not the rows read
+  // in place: their owner holds them).
   size_t ApproximateMemoryUsage() const;
 
  private:
   static constexpr uint32_t kTombstone = UINT32_MAX;
 
+  // Adds a slot for `id` whose floats are at `row`.
+  void AddSlot(uint64_t id, const float* row);
+
   const uint32_t dim_;
   Arena arena_;
+  std::vector<std::shared_ptr<const void>> owners_;  // see KeepAlive
+  std::vector<const float*> slot_rows_;  // slot -> its floats
   std::vector<uint64_t> slot_ids_;  // slot -> id
   std::vector<uint8_t> slot_live_;  // slot -> 1 when it holds the newest copy
   absl::flat_hash_map<uint64_t, uint32_t> index_;  // id -> slot or kTombstone

@@ -282,6 +282,19 @@ class Shard {
                                         size_t payload_length,
                                         absl::FunctionRef<void(char*)> fill)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The commit-log half of AppendRecord, for a record begun in this
+  // shard's log (BeginRecord and its payload stored, or BeginPuts).
+  absl::StatusOr<uint64_t> FinishAppend(wal::RecordType type, uint32_t count, uint32_t dim,
+                                        size_t payload_length) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Begins the put record of `ids` (at most RowsPerRecord) in the log, its
+  // payload stored. With `write_through` and at least kWriteThroughBytes,
+  // written through the file from the caller's rows (no zero-fill of fresh
+  // log pages: for a writer that does not leave a core to the prefaulter);
+  // else copied through the mapping (a system call costs more than a small
+  // copy, and the prefaulter zero-fills the pages ahead on another core).
+  absl::Status BeginPuts(std::span<const uint64_t> ids, std::span<const float* const> rows,
+                         bool write_through) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  static constexpr size_t kWriteThroughBytes = size_t{64} << 10;
   // Appends the puts (one record per RowsPerRecord rows) and applies them.
   // With timing, adds the microseconds spent in the log and the memtable to
   // *wal_us and *memtable_us.
@@ -294,8 +307,15 @@ class Shard {
                   char* payload) const;
   // Applies puts whose record was finished: they take the next sequence
   // numbers and go into the active memtable.
-  void ApplyPutsLocked(std::span<const uint64_t> ids, std::span<const float* const> rows)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // With `logged` (LoggedRowsLocked), the memtable reads the rows there, in
+  // the log, instead of copying `rows`.
+  void ApplyPutsLocked(std::span<const uint64_t> ids, std::span<const float* const> rows,
+                       const float* logged) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The rows of the put record of `count` vectors finished last, where its
+  // log file's view keeps them readable (the active memtable then holds the
+  // view), or null when the log keeps no view (direct I/O, a disk): the
+  // memtable copies them. On tmpfs the rows are then in RAM once, not twice.
+  const float* LoggedRowsLocked(size_t count) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Back-pressure before a write: while flushes are behind (kMaxFrozen
   // frozen memtables wait), waits for them, unless !may_wait: then sets
   // *must_wait and returns OK. A failed flush is retried from here once its

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cstring>
 #include <optional>
+#include <string_view>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "util/status_macros.h"
@@ -22,6 +24,11 @@ absl::StatusOr<uint64_t> Shard::AppendRecord(wal::RecordType type, uint32_t coun
   // collection takes.
   SHOAL_ASSIGN_OR_RETURN(char* payload, wal_->BeginRecord(payload_length));
   fill(payload);
+  return FinishAppend(type, count, dim, payload_length);
+}
+
+absl::StatusOr<uint64_t> Shard::FinishAppend(wal::RecordType type, uint32_t count, uint32_t dim,
+                                             size_t payload_length) {
   if (options_.commit_log == nullptr) {
     return wal_->FinishRecord(type, next_sequence_, count, dim);
   }
@@ -45,15 +52,38 @@ absl::StatusOr<uint64_t> Shard::AppendPut(std::span<const uint64_t> ids,
     const size_t n = std::min(per_record, ids.size() - first);
     const std::span<const uint64_t> some_ids = ids.subspan(first, n);
     const std::span<const float* const> some_rows = rows.subspan(first, n);
-    SHOAL_ASSIGN_OR_RETURN(
-        lsn, AppendRecord(wal::RecordType::kPut, static_cast<uint32_t>(n), dim(),
-                          wal::PutPayloadSize(n, dim()),
-                          [&](char* payload) { EncodePuts(some_ids, some_rows, payload); }));
+    SHOAL_RETURN_IF_ERROR(BeginPuts(some_ids, some_rows, /*write_through=*/false));
+    SHOAL_ASSIGN_OR_RETURN(lsn, FinishAppend(wal::RecordType::kPut, static_cast<uint32_t>(n),
+                                             dim(), wal::PutPayloadSize(n, dim())));
     *wal_us += timing->Lap();
-    ApplyPutsLocked(some_ids, some_rows);
+    ApplyPutsLocked(some_ids, some_rows, LoggedRowsLocked(n));
     *memtable_us += timing->Lap();
   }
   return lsn;
+}
+
+absl::Status Shard::BeginPuts(std::span<const uint64_t> ids,
+                              std::span<const float* const> rows, bool write_through) {
+  const size_t row_bytes = size_t{dim()} * sizeof(float);
+  const size_t length = wal::PutPayloadSize(ids.size(), dim());
+  if (!write_through || length < kWriteThroughBytes) {
+    SHOAL_ASSIGN_OR_RETURN(char* payload, wal_->BeginRecord(length));
+    EncodePuts(ids, rows, payload);
+    return absl::OkStatus();
+  }
+  // The ids, then the rows: one piece for each run of rows that follow each
+  // other in the caller's memory.
+  std::vector<std::string_view> pieces;
+  pieces.reserve(1 + rows.size());
+  pieces.emplace_back(reinterpret_cast<const char*>(ids.data()), ids.size() * sizeof(uint64_t));
+  for (size_t i = 0; i < rows.size();) {
+    size_t run = 1;
+    while (i + run < rows.size() && rows[i + run] == rows[i] + run * dim()) ++run;
+    pieces.emplace_back(reinterpret_cast<const char*>(rows[i]), run * row_bytes);
+    i += run;
+  }
+  return wal_->BeginRecordWrite(wal::RecordType::kPut, next_sequence_,
+                                static_cast<uint32_t>(ids.size()), dim(), pieces);
 }
 
 void Shard::EncodePuts(std::span<const uint64_t> ids, std::span<const float* const> rows,
@@ -64,10 +94,22 @@ void Shard::EncodePuts(std::span<const uint64_t> ids, std::span<const float* con
   for (size_t i = 0; i < ids.size(); ++i) std::memcpy(out + i * row_bytes, rows[i], row_bytes);
 }
 
-void Shard::ApplyPutsLocked(std::span<const uint64_t> ids, std::span<const float* const> rows) {
+const float* Shard::LoggedRowsLocked(size_t count) {
+  if (wal_->view() == nullptr) return nullptr;
+  active_->KeepAlive(wal_->view());
+  return reinterpret_cast<const float*>(wal_->last_record_in_view() + wal::kRecordHeaderSize +
+                                        count * sizeof(uint64_t));
+}
+
+void Shard::ApplyPutsLocked(std::span<const uint64_t> ids, std::span<const float* const> rows,
+                            const float* logged) {
   next_sequence_ += ids.size();
   if (ids.size() > 1) active_->Reserve(ids.size());
-  for (size_t i = 0; i < ids.size(); ++i) active_->Put(ids[i], rows[i]);
+  if (logged != nullptr) {
+    for (size_t i = 0; i < ids.size(); ++i) active_->PutInPlace(ids[i], logged + i * dim());
+  } else {
+    for (size_t i = 0; i < ids.size(); ++i) active_->Put(ids[i], rows[i]);
+  }
 }
 
 absl::Status Shard::AfterAppend(uint64_t lsn, std::optional<SyncingWriter>* syncing) {

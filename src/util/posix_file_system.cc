@@ -7,9 +7,11 @@
 #include <sys/mman.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cerrno>
 #include <algorithm>
 #include <atomic>
@@ -118,6 +120,53 @@ class PosixMappedFile final : public MappedFile {
     // pre-dirtied pages would have to be written back by every fdatasync.
     if (in_memory_ || dirty) (void)madvise(base_ + begin, end - begin, MADV_POPULATE_WRITE);
 #endif
+  }
+  absl::Status Write(size_t offset, std::span<const std::string_view> pieces) override {
+    if (fd_ < 0) return ClosedFileError(path_);
+    // pwritev, IOV_MAX pieces at a time, resumed after a short write.
+    constexpr size_t kMaxIov = IOV_MAX;
+    iovec iov[kMaxIov];
+    size_t next = 0;   // first piece not wholly written
+    size_t skip = 0;   // bytes of pieces[next] already written (a short write)
+    while (next < pieces.size()) {
+      size_t n = 0;
+      for (size_t i = next; i < pieces.size() && n < kMaxIov; ++i) {
+        const size_t from = i == next ? skip : 0;
+        if (pieces[i].size() == from) continue;
+        iov[n].iov_base = const_cast<char*>(pieces[i].data() + from);
+        iov[n].iov_len = pieces[i].size() - from;
+        ++n;
+      }
+      if (n == 0) break;
+      const ssize_t w = pwritev(fd_, iov, static_cast<int>(n), static_cast<off_t>(offset));
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        return ErrnoStatus(errno, "pwritev", path_);
+      }
+      if (w == 0) return absl::InternalError(absl::StrCat("pwritev(", path_, ") wrote nothing"));
+      offset += static_cast<size_t>(w);
+      // Advance past what was written: whole pieces, then part of one.
+      size_t left = static_cast<size_t>(w);
+      while (next < pieces.size() && left >= pieces[next].size() - skip) {
+        left -= pieces[next].size() - skip;
+        skip = 0;
+        ++next;
+      }
+      skip += left;
+    }
+    return absl::OkStatus();
+  }
+  std::shared_ptr<const char> KeepReadable() override {
+    // Only on tmpfs: there the pages stay until the file and every mapping
+    // of it are gone. A disk file's clean pages may be dropped and read back.
+    if (!in_memory_ || fd_ < 0) return nullptr;
+    void* view = mmap(nullptr, capacity_, PROT_READ, MAP_SHARED, fd_, 0);
+    if (view == MAP_FAILED) return nullptr;
+    const size_t bytes = capacity_;
+    return std::shared_ptr<const char>(static_cast<const char*>(view),
+                                       [bytes](const char* p) {
+                                         munmap(const_cast<char*>(p), bytes);
+                                       });
   }
   absl::Status CloseAndTruncate(size_t length) override {
     MutexLock lock(&map_mu_);

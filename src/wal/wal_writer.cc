@@ -3,11 +3,13 @@
 #include "wal/wal_writer.h"
 
 #include <algorithm>
+#include <cassert>
 #include <charconv>
 #include <chrono>
 #include <cstring>
 #include <thread>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "util/coding.h"
@@ -18,12 +20,9 @@
 namespace shoal::wal {
 namespace {
 
-// Writes the header of the record at `h`, whose `payload_length` bytes of
-// payload are stored after it, and zeros its padding. Returns the record's
-// size, padding included.
-size_t SealRecord(char* h, uint8_t type, size_t payload_length, uint64_t sequence,
-                  uint32_t count, uint32_t dim) {
-  const size_t total = kRecordHeaderSize + payload_length;
+// Writes a record header's fields (bytes 8 to 31; not its checksum).
+void EncodeHeaderFields(char* h, uint8_t type, size_t payload_length, uint64_t sequence,
+                        uint32_t count, uint32_t dim) {
   EncodeFixed32(h + 8, static_cast<uint32_t>(payload_length));
   h[12] = static_cast<char>(type);
   h[13] = 0;
@@ -31,6 +30,15 @@ size_t SealRecord(char* h, uint8_t type, size_t payload_length, uint64_t sequenc
   EncodeFixed64(h + 16, sequence);
   EncodeFixed32(h + 24, count);
   EncodeFixed32(h + 28, dim);
+}
+
+// Writes the header of the record at `h`, whose `payload_length` bytes of
+// payload are stored after it, and zeros its padding. Returns the record's
+// size, padding included.
+size_t SealRecord(char* h, uint8_t type, size_t payload_length, uint64_t sequence,
+                  uint32_t count, uint32_t dim) {
+  const size_t total = kRecordHeaderSize + payload_length;
+  EncodeHeaderFields(h, type, payload_length, sequence, count, dim);
   const size_t padded = AlignRecord(total);
   std::memset(h + total, 0, padded - total);
   // The checksum goes in last: until it matches, a reader sees a torn record.
@@ -104,9 +112,11 @@ absl::Status WalWriter::OpenFile(uint64_t number, size_t resume_offset,
                                  size_t min_capacity) {
   SHOAL_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file,
                          MapFile(number, resume_offset, min_capacity));
+  std::shared_ptr<const char> view = file->KeepReadable();
   {
     MutexLock lock(&file_mu_);
     file_ = std::move(file);
+    view_ = std::move(view);
     number_ = number;
     offset_ = resume_offset == 0 ? kFileHeaderSize : resume_offset;
     reserved_ = offset_;
@@ -175,6 +185,7 @@ absl::Status WalWriter::RotateFor(size_t need) {
     if (!s.ok()) file_status_ = s;
     if (s.ok()) {
       file_ = std::move(next).value();
+      view_ = file_->KeepReadable();
       number_ += 1;
       offset_ = kFileHeaderSize;
       reserved_ = offset_;
@@ -241,6 +252,7 @@ absl::Status WalWriter::ReserveRoom(size_t record_bytes, size_t records) {
 }
 
 absl::StatusOr<char*> WalWriter::BeginRecord(size_t payload_length) {
+  staged_ = false;
   SHOAL_RETURN_IF_ERROR(AppendStatus());
   const size_t need = AlignRecord(kRecordHeaderSize + payload_length);
   // Room for a mark before the record when one is due, and after it.
@@ -256,15 +268,57 @@ absl::StatusOr<char*> WalWriter::BeginRecord(size_t payload_length) {
   return file_->data() + offset_ + kRecordHeaderSize;
 }
 
+absl::Status WalWriter::BeginRecordWrite(RecordType type, uint64_t sequence, uint32_t count,
+                                         uint32_t dim,
+                                         std::span<const std::string_view> payload) {
+  size_t length = 0;
+  for (std::string_view piece : payload) length += piece.size();
+  staged_ = false;
+  SHOAL_RETURN_IF_ERROR(BeginRecord(length).status());
+  // The header is stored by FinishRecord; its checksum is computed here,
+  // over the caller's bytes, as the file will hold them.
+  char* h = staged_header_;
+  EncodeHeaderFields(h, static_cast<uint8_t>(type), length, sequence, count, dim);
+  Checksum64Builder sum;
+  sum.Update(h + 8, kRecordHeaderSize - 8);
+  for (std::string_view piece : payload) sum.Update(piece.data(), piece.size());
+  EncodeFixed64(h, sum.Digest());
+  static constexpr char kZeros[kRecordAlignment] = {};
+  const size_t padding = AlignRecord(kRecordHeaderSize + length) - kRecordHeaderSize - length;
+  absl::InlinedVector<std::string_view, 8> pieces(payload.begin(), payload.end());
+  if (padding > 0) pieces.push_back(std::string_view(kZeros, padding));
+  SHOAL_RETURN_IF_ERROR(file_->Write(offset_ + kRecordHeaderSize, pieces));
+  staged_ = true;
+  return absl::OkStatus();
+}
+
 uint64_t WalWriter::FinishRecord(RecordType type, uint64_t sequence,
                                  uint32_t count, uint32_t dim) {
   char* h = file_->data() + offset_;
-  const size_t padded =
-      SealRecord(h, static_cast<uint8_t>(type), pending_payload_, sequence, count, dim);
+  size_t padded;
+  const bool staged = staged_;
+  if (staged) {
+    staged_ = false;
+    assert(DecodeFixed64(staged_header_ + 16) == sequence && DecodeFixed32(staged_header_ + 24) ==
+           count && DecodeFixed32(staged_header_ + 28) == dim &&
+           staged_header_[12] == static_cast<char>(type));
+    // The fields, then the checksum: until it is stored the record is torn.
+    std::memcpy(h + 8, staged_header_ + 8, kRecordHeaderSize - 8);
+    std::memcpy(h, staged_header_, 8);
+    padded = AlignRecord(kRecordHeaderSize + pending_payload_);
+  } else {
+    padded = SealRecord(h, static_cast<uint8_t>(type), pending_payload_, sequence, count, dim);
+  }
   last_record_ = std::string_view(h, padded);
   offset_ += padded;
   file_end_.store(offset_, std::memory_order_release);
-  if (offset_ + (size_t{2} << 20) > prefaulted_) PrefaultAhead();
+  if (staged) {
+    // Written through the file: faulting in ahead of it would only zero
+    // pages the next such write fills anyway.
+    prefaulted_ = std::max(prefaulted_, offset_);
+  } else if (offset_ + (size_t{2} << 20) > prefaulted_) {
+    PrefaultAhead();
+  }
   const uint64_t end = end_lsn_.fetch_add(padded, std::memory_order_acq_rel) + padded;
   records_.fetch_add(1, std::memory_order_acq_rel);
   group_->unreleased.fetch_add(1, std::memory_order_acq_rel);

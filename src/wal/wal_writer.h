@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -77,6 +78,17 @@ class WalWriter {
   // failure to sync or close the old file, or a failed SyncTo, is sticky:
   // this and every later call return it.
   [[nodiscard]] absl::StatusOr<char*> BeginRecord(size_t payload_length);
+  // As BeginRecord, followed by storing `payload` (its pieces one after the
+  // other), but written through the file (MappedFile::Write) rather than
+  // stored through the mapping: for large records, whose pages a write fills
+  // whole without the zero-fill a first store through a mapping costs. The
+  // header's fields are given now, so that the checksum is computed while
+  // the payload is written; FinishRecord must be called with the same
+  // fields. On an error (the write's, or BeginRecord's) the log is as it
+  // was: the next record starts at the same offset.
+  [[nodiscard]] absl::Status BeginRecordWrite(RecordType type, uint64_t sequence, uint32_t count,
+                                              uint32_t dim,
+                                              std::span<const std::string_view> payload);
   // Makes room for the next `records` records, `record_bytes` in all (each
   // AlignRecord(kRecordHeaderSize + payload)): starts a new file when the
   // current one is too small and reserves their storage, so that their
@@ -88,7 +100,9 @@ class WalWriter {
   // up to it.
   [[nodiscard]] absl::StatusOr<uint64_t> Rotate();
 
-  // Writes the header of the record begun last and publishes it. Returns the
+  // Writes the header of the record begun last and publishes it (for a
+  // record begun with BeginRecordWrite: the header computed then, whose
+  // fields must be these). Returns the
   // log position just past it: SyncTo(that) makes it durable.
   uint64_t FinishRecord(RecordType type, uint64_t sequence, uint32_t count,
                         uint32_t dim);
@@ -96,6 +110,17 @@ class WalWriter {
   // The bytes of the record finished last (header, payload and padding), as
   // in the file. Valid until the next BeginRecord, Rotate or Close.
   std::string_view last_record() const { return last_record_; }
+
+  // A read-only view of the current file (MappedFile::KeepReadable), or
+  // null when the file keeps none (direct I/O; a file on a disk). Holding
+  // it keeps the records finished in this file readable at their offsets,
+  // also after the file is closed or removed.
+  const std::shared_ptr<const char>& view() const { return view_; }
+  // The record finished last, as last_record(), but read through view():
+  // valid while view() is held. REQUIRES: view() is not null.
+  const char* last_record_in_view() const {
+    return view_.get() + (last_record_.data() - file_->data());
+  }
 
   // Position just past the last finished record (bytes ever appended).
   uint64_t end_lsn() const { return end_lsn_.load(std::memory_order_acquire); }
@@ -154,10 +179,13 @@ class WalWriter {
   size_t offset_ = 0;          // next record starts here, in the current file
   size_t reserved_ = 0;        // the current file's storage is reserved up to here
   size_t pending_payload_ = 0; // payload length of the record being built
+  bool staged_ = false;        // the record being built came from BeginRecordWrite
+  char staged_header_[kRecordHeaderSize];  // its header, checksum included
   bool direct_ = false;        // files are opened with OpenDirect (after the first try)
   size_t prefaulted_ = 0;      // faulting-in requested up to here (current file)
   size_t marked_ = 0;          // the last sync mark's offset claim (current file)
   std::string_view last_record_;  // see last_record()
+  std::shared_ptr<const char> view_;  // see view()
   // A sync mark's bytes. Every record leaves room for one after it, so that
   // a rotation and a clean close can end the file with a mark.
   static constexpr size_t kMarkBytes = AlignRecord(kRecordHeaderSize + kSyncMarkPayload);

@@ -73,9 +73,14 @@ Op MakeOp(int thread, uint64_t seed) {
     op.kind = OpKind::kPut;
   } else if (dice < 63) {
     op.kind = OpKind::kDelete;
-  } else if (dice < 96) {
+  } else if (dice < 95) {
     op.kind = OpKind::kBatch;
     n = 1 + rng() % 64;
+  } else if (dice < 96) {
+    // Large enough (at dim 64) for the pool to write the shards' parts
+    // through the log files rather than through their mappings.
+    op.kind = OpKind::kBatch;
+    n = 1024 + rng() % 1024;
   } else {
     op.kind = OpKind::kBulkLoad;
     n = 1 + rng() % 64;

@@ -2,6 +2,10 @@
 
 #include "testutil/fault_injection_fs.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <functional>
@@ -101,6 +105,41 @@ class FaultInjectionFileSystem::FaultMappedFile final : public MappedFile {
   void Populate(size_t offset, size_t length) override { base_->Populate(offset, length); }
   void PopulateDirty(size_t offset, size_t length) override {
     base_->PopulateDirty(offset, length);
+  }
+  // A kWrite: fails, or (TearNthWrite) stores a prefix of the pieces and
+  // fails.
+  absl::Status Write(size_t offset, std::span<const std::string_view> pieces) override {
+    if (closed_) return ClosedFileError(path_);
+    size_t keep = kNoTear;
+    absl::Status s = fs_->Check(FsOp::kWrite, path_, &keep);
+    if (keep != kNoTear) {
+      std::vector<std::string_view> prefix;
+      for (std::string_view piece : pieces) {
+        if (keep == 0) break;
+        prefix.push_back(piece.substr(0, std::min(keep, piece.size())));
+        keep -= prefix.back().size();
+      }
+      (void)base_->Write(offset, prefix);
+      return s;
+    }
+    if (!s.ok()) return s;
+    return base_->Write(offset, pieces);
+  }
+  // The base file's view, or where it keeps none (a file on a disk), a
+  // read-only mapping of the real file all the same: the tests then cover
+  // the callers' use of views on any file system.
+  std::shared_ptr<const char> KeepReadable() override {
+    if (closed_ || direct_) return nullptr;
+    if (std::shared_ptr<const char> view = base_->KeepReadable()) return view;
+    const int fd = open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return nullptr;
+    const size_t bytes = base_->capacity();
+    void* view = mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (view == MAP_FAILED) return nullptr;
+    return std::shared_ptr<const char>(static_cast<const char*>(view), [bytes](const char* p) {
+      munmap(const_cast<char*>(p), bytes);
+    });
   }
   absl::Status CloseAndTruncate(size_t length) override {
     if (closed_) return ClosedFileError(path_);
