@@ -302,6 +302,24 @@ INSTANTIATE_TEST_SUITE_P(
                                          Where::kLast)),
     NonFiniteName);
 
+// Under kCosine a zero row has no direction. A batch large enough to be
+// normalized in chunks over the pool names its first zero row, whichever
+// chunk finds it, and writes nothing.
+TEST_F(BadInputTest, ZeroRowInALargeCosineBatchIsNamedAndWritesNothing) {
+  const size_t n = 50000;  // 200,000 floats: several chunks
+  std::vector<uint64_t> ids;
+  for (size_t i = 0; i < n; ++i) ids.push_back(10000 + i);
+  Attempted(ids);
+  std::vector<float> rows = RandomVectors(n, kCosDim, 21);
+  for (size_t zero : {size_t{47000}, size_t{31000}}) {
+    std::fill_n(rows.begin() + zero * kCosDim, kCosDim, 0.0f);
+  }
+  const absl::Status s = db_->PutBatch(kCos, ids, rows);
+  EXPECT_STATUS_CODE(s, StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("row 31000 is a zero vector"), std::string_view::npos) << s;
+  ExpectUnchangedNowAndAfterReopen();
+}
+
 TEST_F(BadInputTest, BulkLoadOfBadInputChangesNothing) {
   // BulkLoad may be unimplemented; when it is implemented, bad input is
   // InvalidArgument.

@@ -3,7 +3,9 @@
 #include "db/collection.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
+#include <memory>
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
@@ -145,7 +147,7 @@ absl::Status Collection::Put(uint64_t id, std::span<const float> vector) {
 
 absl::Status Collection::Partition(std::span<const uint64_t> ids,
                                    std::span<const float> vectors, bool dedupe,
-                                   std::vector<float>* normalized,
+                                   std::unique_ptr<float[]>* normalized,
                                    std::vector<uint64_t>* part_ids,
                                    std::vector<const float*>* part_rows,
                                    std::vector<size_t>* start) const {
@@ -156,14 +158,35 @@ absl::Status Collection::Partition(std::span<const uint64_t> ids,
   const size_t dim = options_.dim;
   const float* base = vectors.data();
   if (options_.metric == Metric::kCosine) {
-    normalized->assign(vectors.begin(), vectors.end());
-    for (size_t i = 0; i < n; ++i) {
-      if (!NormalizeInPlace(normalized->data() + i * dim, options_.dim)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "vectors row ", i, " is a zero vector, which has no direction under kCosine"));
+    // Copied and normalized in chunks of rows, over the pool for a large
+    // batch (a pass that writes every row: at 384-d, 1M vectors, half the
+    // time of a PutBatch on one thread). Not zero-filled first.
+    normalized->reset(new float[n * dim]);
+    float* out = normalized->get();
+    constexpr size_t kChunkFloats = size_t{1} << 16;
+    const size_t rows_per_chunk = std::max<size_t>(1, kChunkFloats / dim);
+    const size_t chunks = (n + rows_per_chunk - 1) / rows_per_chunk;
+    std::vector<size_t> first_zero(chunks, n);  // each chunk's first zero row
+    auto normalize = [&](size_t c) {
+      const size_t end = std::min(n, (c + 1) * rows_per_chunk);
+      for (size_t i = c * rows_per_chunk; i < end; ++i) {
+        std::memcpy(out + i * dim, base + i * dim, dim * sizeof(float));
+        if (!NormalizeInPlace(out + i * dim, options_.dim) && first_zero[c] == n) {
+          first_zero[c] = i;
+        }
       }
+    };
+    if (pool_ != nullptr && chunks > 1) {
+      pool_->ParallelFor(chunks, normalize);
+    } else {
+      for (size_t c = 0; c < chunks; ++c) normalize(c);
     }
-    base = normalized->data();
+    const size_t zero = *std::min_element(first_zero.begin(), first_zero.end());
+    if (zero < n) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "vectors row ", zero, " is a zero vector, which has no direction under kCosine"));
+    }
+    base = out;
   }
   // With dedupe, only the last row of each id takes part.
   std::vector<bool> keep;
@@ -205,7 +228,7 @@ absl::Status Collection::PutBatch(std::span<const uint64_t> ids,
                                   std::span<const float> vectors) {
   if (ids.size() >= kBulkPutBatchVectors) return BulkLoad(ids, vectors);
   const int64_t started = timing::kEnabled ? timing::NowMicros() : 0;
-  std::vector<float> normalized;
+  std::unique_ptr<float[]> normalized;
   std::vector<uint64_t> part_ids;
   std::vector<const float*> part_rows;
   std::vector<size_t> start;
@@ -244,7 +267,7 @@ absl::Status Collection::BulkLoad(std::span<const uint64_t> ids,
                        "collection,vectors,shards,partition_us,copy_us,graph_us,write_us,"
                        "publish_us,total_us");
   int64_t copy_us = 0, graph_us = 0, write_us = 0;
-  std::vector<float> normalized;
+  std::unique_ptr<float[]> normalized;
   std::vector<uint64_t> part_ids;
   std::vector<const float*> part_rows;
   std::vector<size_t> start;

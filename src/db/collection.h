@@ -113,7 +113,7 @@ class Collection {
   // shard. On return part_ids/part_rows hold shard s's rows in
   // [start[s], start[s+1]).
   absl::Status Partition(std::span<const uint64_t> ids, std::span<const float> vectors,
-                         bool dedupe, std::vector<float>* normalized,
+                         bool dedupe, std::unique_ptr<float[]>* normalized,
                          std::vector<uint64_t>* part_ids,
                          std::vector<const float*>* part_rows,
                          std::vector<size_t>* start) const;
