@@ -320,6 +320,43 @@ TEST_F(BadInputTest, ZeroRowInALargeCosineBatchIsNamedAndWritesNothing) {
   ExpectUnchangedNowAndAfterReopen();
 }
 
+// A batch large enough to be checked in chunks over the pool names its
+// first bad row, whichever chunk finds it, and writes nothing: a NaN, and a
+// row whose squared norm would overflow a distance, each with a later bad
+// row in another chunk; and a row of large but valid components passes.
+TEST_F(BadInputTest, BadRowInALargeBatchIsNamedAndWritesNothing) {
+  const size_t n = 50000;  // 400,000 floats: several chunks
+  std::vector<uint64_t> ids;
+  for (size_t i = 0; i < n; ++i) ids.push_back(10000 + i);
+  Attempted(ids);
+  std::vector<float> rows = RandomVectors(n, kDim, 22);
+  rows[45000 * kDim + 3] = std::numeric_limits<float>::quiet_NaN();
+  rows[20000 * kDim + 5] = std::numeric_limits<float>::infinity();
+  absl::Status s = db_->PutBatch(ids, rows);
+  EXPECT_STATUS_CODE(s, StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("row 20000 component 5 is inf"), std::string_view::npos) << s;
+  rows = RandomVectors(n, kDim, 23);
+  std::fill_n(rows.begin() + 40000 * kDim, kDim, 1.7e18f);  // squared norm above 2^124
+  std::fill_n(rows.begin() + 30000 * kDim, kDim, 1.7e18f);
+  s = db_->PutBatch(ids, rows);
+  EXPECT_STATUS_CODE(s, StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("row 30000 has a squared norm above"), std::string_view::npos) << s;
+  ExpectUnchangedNowAndAfterReopen();
+}
+
+// Components too large for the fast check (2^56 and up) but a squared norm
+// within range: the chunk falls back to the full check, which accepts them.
+TEST_F(BadInputTest, LargeValidComponentsInALargeBatchAreAccepted) {
+  const size_t n = 50000;
+  std::vector<uint64_t> ids;
+  for (size_t i = 0; i < n; ++i) ids.push_back(100000 + i);
+  std::vector<float> rows = RandomVectors(n, kDim, 24);
+  std::fill_n(rows.begin() + 35000 * kDim, kDim, 1e17f);  // 8e34 < 2^124
+  ASSERT_OK(db_->PutBatch(ids, rows));
+  ASSERT_OK_AND_ASSIGN(std::vector<float> got, db_->Get(100000 + 35000));
+  EXPECT_EQ(got, std::vector<float>(kDim, 1e17f));
+}
+
 TEST_F(BadInputTest, BulkLoadOfBadInputChangesNothing) {
   // BulkLoad may be unimplemented; when it is implemented, bad input is
   // InvalidArgument.

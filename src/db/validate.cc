@@ -64,7 +64,7 @@ absl::Status ValidateVectors(std::span<const float> vectors, size_t n, uint32_t 
   }
   // The common case in one pass over the batch: every component small
   // enough that each row is finite and within range (dim <= kMaxDim = 4096).
-  if (dim <= 4096 && AllWellBelowDistanceRange(vectors.data(), vectors.size())) {
+  if (dim <= kMaxFastCheckDim && AllWellBelowDistanceRange(vectors.data(), vectors.size())) {
     return absl::OkStatus();
   }
   if (!AllFinite(vectors.data(), vectors.size())) {

@@ -22,6 +22,9 @@ namespace shoal {
 inline constexpr uint32_t kMaxWorkerThreads = 1024;
 
 absl::Status ValidateOptions(const Options& options);
+// Rows of at most this many floats are cleared by AllWellBelowDistanceRange
+// (distance/distance.h) alone.
+inline constexpr uint32_t kMaxFastCheckDim = 4096;
 // n rows of dim floats in `vectors`, all finite, and under kL2 and
 // kInnerProduct each with a squared norm of at most kMaxSquaredNorm (so that
 // no distance overflows). `what` names the argument.
