@@ -302,13 +302,19 @@ INSTANTIATE_TEST_SUITE_P(
                                          Where::kLast)),
     NonFiniteName);
 
+// n consecutive ids from `first`.
+std::vector<uint64_t> ConsecutiveIds(uint64_t first, size_t n) {
+  std::vector<uint64_t> ids(n);
+  for (size_t i = 0; i < n; ++i) ids[i] = first + i;
+  return ids;
+}
+
 // Under kCosine a zero row has no direction. A batch large enough to be
 // normalized in chunks over the pool names its first zero row, whichever
 // chunk finds it, and writes nothing.
 TEST_F(BadInputTest, ZeroRowInALargeCosineBatchIsNamedAndWritesNothing) {
   const size_t n = 50000;  // 200,000 floats: several chunks
-  std::vector<uint64_t> ids;
-  for (size_t i = 0; i < n; ++i) ids.push_back(10000 + i);
+  const std::vector<uint64_t> ids = ConsecutiveIds(10000, n);
   Attempted(ids);
   std::vector<float> rows = RandomVectors(n, kCosDim, 21);
   for (size_t zero : {size_t{47000}, size_t{31000}}) {
@@ -321,13 +327,12 @@ TEST_F(BadInputTest, ZeroRowInALargeCosineBatchIsNamedAndWritesNothing) {
 }
 
 // A batch large enough to be checked in chunks over the pool names its
-// first bad row, whichever chunk finds it, and writes nothing: a NaN, and a
-// row whose squared norm would overflow a distance, each with a later bad
-// row in another chunk; and a row of large but valid components passes.
+// first bad row, whichever chunk finds it, and writes nothing: an infinity,
+// and a row whose squared norm would overflow a distance, each with a later
+// bad row in another chunk.
 TEST_F(BadInputTest, BadRowInALargeBatchIsNamedAndWritesNothing) {
   const size_t n = 50000;  // 400,000 floats: several chunks
-  std::vector<uint64_t> ids;
-  for (size_t i = 0; i < n; ++i) ids.push_back(10000 + i);
+  const std::vector<uint64_t> ids = ConsecutiveIds(10000, n);
   Attempted(ids);
   std::vector<float> rows = RandomVectors(n, kDim, 22);
   rows[45000 * kDim + 3] = std::numeric_limits<float>::quiet_NaN();
@@ -348,8 +353,7 @@ TEST_F(BadInputTest, BadRowInALargeBatchIsNamedAndWritesNothing) {
 // within range: the chunk falls back to the full check, which accepts them.
 TEST_F(BadInputTest, LargeValidComponentsInALargeBatchAreAccepted) {
   const size_t n = 50000;
-  std::vector<uint64_t> ids;
-  for (size_t i = 0; i < n; ++i) ids.push_back(100000 + i);
+  const std::vector<uint64_t> ids = ConsecutiveIds(100000, n);
   std::vector<float> rows = RandomVectors(n, kDim, 24);
   std::fill_n(rows.begin() + 35000 * kDim, kDim, 1e17f);  // 8e34 < 2^124
   ASSERT_OK(db_->PutBatch(ids, rows));
