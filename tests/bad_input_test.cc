@@ -326,6 +326,21 @@ TEST_F(BadInputTest, ZeroRowInALargeCosineBatchIsNamedAndWritesNothing) {
   ExpectUnchangedNowAndAfterReopen();
 }
 
+// The order of the checks holds across chunks: a non-finite component is
+// named before a zero row that comes earlier in the batch.
+TEST_F(BadInputTest, NonFiniteRowIsNamedBeforeAnEarlierZeroRowInALargeCosineBatch) {
+  const size_t n = 50000;
+  const std::vector<uint64_t> ids = ConsecutiveIds(10000, n);
+  Attempted(ids);
+  std::vector<float> rows = RandomVectors(n, kCosDim, 25);
+  std::fill_n(rows.begin() + 1000 * kCosDim, kCosDim, 0.0f);
+  rows[44000 * kCosDim + 2] = std::numeric_limits<float>::quiet_NaN();
+  const absl::Status s = db_->PutBatch(kCos, ids, rows);
+  EXPECT_STATUS_CODE(s, StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("row 44000 component 2 is nan"), std::string_view::npos) << s;
+  ExpectUnchangedNowAndAfterReopen();
+}
+
 // A batch large enough to be checked in chunks over the pool names its
 // first bad row, whichever chunk finds it, and writes nothing: an infinity,
 // and a row whose squared norm would overflow a distance, each with a later

@@ -43,6 +43,7 @@ class WalTest : public ::testing::Test {
   std::unique_ptr<WalWriter> NewWriter(size_t file_bytes = 1 << 16, FileSystem* on = nullptr) {
     WalWriterOptions options;
     options.file_bytes = file_bytes;
+    options.keep_view = true;
     auto writer = WalWriter::Open(on != nullptr ? on : fs(), dir_.path(), options, 1, 0);
     EXPECT_TRUE(writer.ok()) << writer.status();
     return std::move(writer).value();

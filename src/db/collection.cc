@@ -155,7 +155,9 @@ absl::Status Collection::Partition(std::span<const uint64_t> ids,
   const size_t n = ids.size();
   const size_t dim = options_.dim;
   if (vectors.size() != n * dim) {
-    return ValidateVectors(vectors, n, options_.dim, options_.metric, "vectors");
+    // ValidateVectors says how the sizes disagree.
+    absl::Status s = ValidateVectors(vectors, n, options_.dim, options_.metric, "vectors");
+    return s.ok() ? absl::InvalidArgumentError("vectors: wrong number of floats") : s;
   }
   // Checked (and for kCosine copied and normalized) in chunks of rows, over
   // the pool for a large batch: the check is the first pass over rows that

@@ -313,9 +313,12 @@ class Shard {
                        const float* logged) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The rows of the put record of `count` vectors finished last, where its
   // log file's view keeps them readable (the active memtable then holds the
-  // view), or null when the log keeps no view (direct I/O, a disk): the
-  // memtable copies them. On tmpfs the rows are then in RAM once, not twice.
+  // view), or null when the log keeps no view (direct I/O, a disk) or the
+  // record holds fewer than kMinRowsInPlace rows: the memtable copies them.
+  // On tmpfs the rows of batches are then in RAM once, not twice.
   const float* LoggedRowsLocked(size_t count) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Records of fewer rows are copied into the memtable's arena.
+  static constexpr size_t kMinRowsInPlace = 16;
   // Back-pressure before a write: while flushes are behind (kMaxFrozen
   // frozen memtables wait), waits for them, unless !may_wait: then sets
   // *must_wait and returns OK. A failed flush is retried from here once its

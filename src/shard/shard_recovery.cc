@@ -209,6 +209,7 @@ absl::Status Shard::Recover() {
   wal_options.group = synced_per_write ? options_.group_commit : nullptr;
   wal_options.dirty_ahead = options_.commit_log != nullptr;
   wal_options.prefaulter = options_.prefaulter;
+  wal_options.keep_view = true;  // the memtable reads its rows there (LoggedRowsLocked)
   SHOAL_ASSIGN_OR_RETURN(wal_, wal::WalWriter::Open(fs_, dir_, wal_options,
                                                     resume_number, resume_offset));
   if (recovery_.torn_tail_dropped || recovery_.salvaged) {

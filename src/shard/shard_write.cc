@@ -66,7 +66,7 @@ absl::Status Shard::BeginPuts(std::span<const uint64_t> ids,
                               std::span<const float* const> rows, bool write_through) {
   const size_t row_bytes = size_t{dim()} * sizeof(float);
   const size_t length = wal::PutPayloadSize(ids.size(), dim());
-  if (!write_through || length < kWriteThroughBytes) {
+  if (!write_through || length < kWriteThroughBytes || wal_->direct()) {
     SHOAL_ASSIGN_OR_RETURN(char* payload, wal_->BeginRecord(length));
     EncodePuts(ids, rows, payload);
     return absl::OkStatus();
@@ -95,7 +95,11 @@ void Shard::EncodePuts(std::span<const uint64_t> ids, std::span<const float* con
 }
 
 const float* Shard::LoggedRowsLocked(size_t count) {
-  if (wal_->view() == nullptr) return nullptr;
+  // A record of a few rows is copied: a memtable scan hands runs of rows
+  // that follow each other in memory to the batch distance kernel, and
+  // single puts' rows in the log do not follow each other (a header
+  // between every two).
+  if (wal_->view() == nullptr || count < kMinRowsInPlace) return nullptr;
   active_->KeepAlive(wal_->view());
   return reinterpret_cast<const float*>(wal_->last_record_in_view() + wal::kRecordHeaderSize +
                                         count * sizeof(uint64_t));

@@ -112,7 +112,7 @@ absl::Status WalWriter::OpenFile(uint64_t number, size_t resume_offset,
                                  size_t min_capacity) {
   SHOAL_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file,
                          MapFile(number, resume_offset, min_capacity));
-  std::shared_ptr<const char> view = file->KeepReadable();
+  std::shared_ptr<const char> view = options_.keep_view ? file->KeepReadable() : nullptr;
   {
     MutexLock lock(&file_mu_);
     file_ = std::move(file);
@@ -156,6 +156,8 @@ absl::Status WalWriter::RotateFor(size_t need) {
   // concurrent SyncTo always finds a file.
   absl::StatusOr<std::unique_ptr<MappedFile>> next =
       MapFile(number_ + 1, 0, kFileHeaderSize + need);
+  std::shared_ptr<const char> next_view =
+      next.ok() && options_.keep_view ? (*next)->KeepReadable() : nullptr;
   if (!next.ok()) {
     // Nothing changed: the current file stays, and a later record may try
     // again (a full disk may have room by then). The new file holds no
@@ -185,7 +187,7 @@ absl::Status WalWriter::RotateFor(size_t need) {
     if (!s.ok()) file_status_ = s;
     if (s.ok()) {
       file_ = std::move(next).value();
-      view_ = file_->KeepReadable();
+      view_ = std::move(next_view);
       number_ += 1;
       offset_ = kFileHeaderSize;
       reserved_ = offset_;
@@ -275,19 +277,21 @@ absl::Status WalWriter::BeginRecordWrite(RecordType type, uint64_t sequence, uin
   for (std::string_view piece : payload) length += piece.size();
   staged_ = false;
   SHOAL_RETURN_IF_ERROR(BeginRecord(length).status());
-  // The header is stored by FinishRecord; its checksum is computed here,
-  // over the caller's bytes, as the file will hold them.
-  char* h = staged_header_;
-  EncodeHeaderFields(h, static_cast<uint8_t>(type), length, sequence, count, dim);
-  Checksum64Builder sum;
-  sum.Update(h + 8, kRecordHeaderSize - 8);
-  for (std::string_view piece : payload) sum.Update(piece.data(), piece.size());
-  EncodeFixed64(h, sum.Digest());
   static constexpr char kZeros[kRecordAlignment] = {};
   const size_t padding = AlignRecord(kRecordHeaderSize + length) - kRecordHeaderSize - length;
   absl::InlinedVector<std::string_view, 8> pieces(payload.begin(), payload.end());
   if (padding > 0) pieces.push_back(std::string_view(kZeros, padding));
   SHOAL_RETURN_IF_ERROR(file_->Write(offset_ + kRecordHeaderSize, pieces));
+  // The header is stored by FinishRecord; its checksum is computed here,
+  // over the payload as the file holds it (still in the cache), read
+  // through the view where there is one (the memtable reads it there next).
+  char* h = staged_header_;
+  EncodeHeaderFields(h, static_cast<uint8_t>(type), length, sequence, count, dim);
+  Checksum64Builder sum;
+  sum.Update(h + 8, kRecordHeaderSize - 8);
+  const char* stored = (view_ != nullptr ? view_.get() : file_->data()) + offset_;
+  sum.Update(stored + kRecordHeaderSize, length);
+  EncodeFixed64(h, sum.Digest());
   staged_ = true;
   return absl::OkStatus();
 }
@@ -312,9 +316,10 @@ uint64_t WalWriter::FinishRecord(RecordType type, uint64_t sequence,
   last_record_ = std::string_view(h, padded);
   offset_ += padded;
   file_end_.store(offset_, std::memory_order_release);
-  if (staged) {
+  if (staged && !direct_) {
     // Written through the file: faulting in ahead of it would only zero
-    // pages the next such write fills anyway.
+    // pages the next such write fills anyway. (A direct-I/O file's
+    // Populate writes its zeros ahead, which its writes still need.)
     prefaulted_ = std::max(prefaulted_, offset_);
   } else if (offset_ + (size_t{2} << 20) > prefaulted_) {
     PrefaultAhead();

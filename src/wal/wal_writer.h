@@ -57,6 +57,9 @@ struct WalWriterOptions {
   // Shared with the other logs whose writers come and go together; must
   // outlive the writer. Null: this log's own.
   GroupCommitCounters* group = nullptr;
+  // Keep a read-only view of each file (view()), where the file system
+  // offers one, for readers of its records (a shard's memtable).
+  bool keep_view = false;
 };
 
 
@@ -82,10 +85,11 @@ class WalWriter {
   // other), but written through the file (MappedFile::Write) rather than
   // stored through the mapping: for large records, whose pages a write fills
   // whole without the zero-fill a first store through a mapping costs. The
-  // header's fields are given now, so that the checksum is computed while
-  // the payload is written; FinishRecord must be called with the same
-  // fields. On an error (the write's, or BeginRecord's) the log is as it
-  // was: the next record starts at the same offset.
+  // header's fields are given now, and the checksum is computed over the
+  // bytes as the file then holds them (not the caller's, which a careless
+  // caller might change meanwhile); FinishRecord must be called with the
+  // same fields. On an error (the write's, or BeginRecord's) the log is as
+  // it was: the next record starts at the same offset.
   [[nodiscard]] absl::Status BeginRecordWrite(RecordType type, uint64_t sequence, uint32_t count,
                                               uint32_t dim,
                                               std::span<const std::string_view> payload);
@@ -125,6 +129,10 @@ class WalWriter {
   // Position just past the last finished record (bytes ever appended).
   uint64_t end_lsn() const { return end_lsn_.load(std::memory_order_acquire); }
   uint64_t current_file_number() const { return number_; }
+  // Whether files are written with direct I/O (FileSystem::OpenDirect):
+  // then records are in memory until synced, and BeginRecordWrite copies
+  // like BeginRecord.
+  bool direct() const { return direct_; }
 
   // Returns once every record up to `lsn` is on stable storage. Callers that
   // arrive while a sync runs are covered together by the next one. A failed
