@@ -431,6 +431,65 @@ INSTANTIATE_TEST_SUITE_P(EveryFsyncPolicy, ConcurrencyTest,
 // collection. Until 2026-11-25 most Flush() calls returned the dropped
 // collection's error (NotFound "was dropped", or FailedPrecondition
 // "closing") and skipped the collections after it.
+// Large batches on tmpfs: the memtables read their rows in the log files'
+// views, and flushes remove those files while readers still search and Get
+// the frozen memtables. Every row read back is the one written (its first
+// component is its id), under ASan (no read of unmapped memory) and TSan.
+TEST(ConcurrencyInPlaceTest, ReadersWhileFlushesRemoveTheLogsTheirRowsAreIn) {
+  TempDir dir;
+  Options options = DefaultOptions(kDim, Metric::kL2, 2);
+  options.worker_threads = 2;
+  options.memtable_bytes = 256 << 10;  // a freeze and a flush every few batches
+  options.wal_file_bytes = 128 << 10;
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, dir.path()));
+  constexpr uint64_t kUniverse = 12000;
+  constexpr size_t kBatch = 5000;  // 80,000 floats: the pool writes them through the log
+  auto row_of = [](uint64_t id, uint64_t version) {
+    std::vector<float> v = RandomVector(kDim, version * kUniverse + id);
+    v[0] = static_cast<float>(id);
+    return v;
+  };
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> written{0};  // ids below this have been written
+  FirstFailure failure;
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 2; ++r) {
+    readers.emplace_back([&, r] {
+      std::mt19937_64 rng(r);
+      while (!stop.load()) {
+        const uint64_t bound = written.load();
+        if (bound == 0) continue;
+        const uint64_t id = rng() % bound;
+        absl::StatusOr<std::vector<float>> got = db->Get(id);
+        if (!got.ok() || got->size() != kDim || (*got)[0] != static_cast<float>(id)) {
+          failure.Record("Get(" + std::to_string(id) + "): " + got.status().ToString());
+        }
+        absl::StatusOr<std::vector<Neighbor>> found = db->Search(row_of(id, 0));
+        if (!found.ok() || found->empty()) {
+          failure.Record("Search: " + found.status().ToString());
+        }
+      }
+    });
+  }
+  for (uint64_t b = 0; b < 8 && !failure.failed(); ++b) {
+    std::vector<uint64_t> ids(kBatch);
+    std::vector<float> rows;
+    rows.reserve(kBatch * kDim);
+    for (size_t i = 0; i < kBatch; ++i) {
+      ids[i] = (b * kBatch + i) % kUniverse;
+      const std::vector<float> v = row_of(ids[i], b);
+      rows.insert(rows.end(), v.begin(), v.end());
+    }
+    ASSERT_OK(db->PutBatch(ids, rows));
+    written.store(std::min<uint64_t>(kUniverse, (b + 1) * kBatch));
+  }
+  ASSERT_OK(db->Flush());
+  stop.store(true);
+  for (std::thread& t : readers) t.join();
+  EXPECT_FALSE(failure.failed()) << failure.message();
+  ASSERT_OK(db->Close());
+}
+
 TEST(ConcurrencyDropTest, FlushAndCompactSkipACollectionDroppedMeanwhile) {
   TempDir dir;
   Options options = DefaultOptions(kDim, Metric::kL2, 2);
