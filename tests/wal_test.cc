@@ -533,5 +533,33 @@ TEST(MappedFileTest, ReserveAllocatesStorageAndRejectsPastTheEnd) {
   EXPECT_TRUE((*file)->CloseAndTruncate(capacity).ok());
 }
 
+// Write takes more pieces than one pwritev can (IOV_MAX, 1024 on Linux),
+// some of them empty, and stores them one after the other, as data() and
+// the file then show them; after the close it is FailedPrecondition.
+TEST(MappedFileTest, WriteStoresManyPiecesInOrder) {
+  test::TempDir dir;
+  const size_t capacity = size_t{1} << 20;
+  absl::StatusOr<std::unique_ptr<MappedFile>> file =
+      FileSystem::Default()->OpenMapped(dir.Sub("m"), capacity, /*populate=*/false);
+  ASSERT_TRUE(file.ok()) << file.status();
+  ASSERT_TRUE((*file)->Reserve(capacity).ok());
+  std::string expected;
+  std::vector<std::string> owned;
+  for (size_t i = 0; i < 3000; ++i) {
+    owned.push_back(i % 7 == 0 ? std::string() : std::string(1 + i % 13, static_cast<char>('a' + i % 26)));
+    expected += owned.back();
+  }
+  std::vector<std::string_view> pieces(owned.begin(), owned.end());
+  ASSERT_TRUE((*file)->Write(100, pieces).ok());
+  EXPECT_EQ(std::string_view((*file)->data() + 100, expected.size()), expected);
+  EXPECT_EQ((*file)->data()[99], 0);
+  EXPECT_EQ((*file)->data()[100 + expected.size()], 0);
+  EXPECT_TRUE((*file)->CloseAndTruncate(100 + expected.size()).ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition((*file)->Write(0, pieces)));
+  auto contents = FileSystem::Default()->ReadFile(dir.Sub("m"));
+  ASSERT_TRUE(contents.ok()) << contents.status();
+  EXPECT_EQ(contents->substr(100), expected);
+}
+
 }  // namespace
 }  // namespace shoal::wal
