@@ -1,8 +1,9 @@
 // Copyright 2026 The shoal Authors.
 //
 // Fixed-size rows (one vector each) in large, 64-byte-aligned blocks. Rows
-// never move once written, and rows of one block are contiguous, so a scan
-// can hand a whole block to a batch distance kernel. Not thread-safe.
+// never move once written, and rows appended one after another in a block
+// are contiguous, so a scan can hand runs of them to a batch distance
+// kernel. Not thread-safe.
 
 #ifndef SHOAL_SRC_MEMTABLE_ARENA_H_
 #define SHOAL_SRC_MEMTABLE_ARENA_H_
@@ -35,11 +36,6 @@ class Arena {
   // Allocates (and touches) blocks until `rows` rows fit without allocating.
   void Preallocate(size_t rows);
 
-  size_t rows() const { return rows_; }
-  size_t rows_per_block() const { return rows_per_block_; }
-  size_t block_count() const { return blocks_.size(); }
-  // First row of block b.
-  const float* block(size_t b) const { return blocks_[b].get(); }
   size_t MemoryUsage() const { return blocks_.size() * rows_per_block_ * row_floats_ * sizeof(float); }
 
  private:

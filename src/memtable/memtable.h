@@ -2,8 +2,9 @@
 //
 // A shard's in-memory table: vectors (copied into arena blocks, or read in
 // place where the caller keeps them, such as a log file's read-only view),
-// an id -> slot index, and tombstones for deleted ids. The newest write of an id wins; the slot of
-// an overwritten or deleted vector is marked dead and skipped by searches.
+// an id -> slot index, and tombstones for deleted ids. The newest write of
+// an id wins; the slot of an overwritten or deleted vector is marked dead
+// and skipped by searches.
 // Search is exact (a scan with the SIMD kernels).
 //
 // Thread-safety: none inside. The shard serializes writers and lets readers

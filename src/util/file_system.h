@@ -7,6 +7,8 @@
 #ifndef SHOAL_SRC_UTIL_FILE_SYSTEM_H_
 #define SHOAL_SRC_UTIL_FILE_SYSTEM_H_
 
+#include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -34,6 +36,12 @@ std::string JoinPath(std::string_view dir, std::string_view name);
 
 // A status for a failed system call: the code follows errno.
 absl::Status ErrnoStatus(int err, std::string_view call, std::string_view path);
+
+// A read-only shared mapping of the first `bytes` bytes of the open file
+// `fd`, unmapped when the last pointer goes (the mapping keeps the file's
+// pages, also after the descriptor is closed and the file removed). Null
+// when mmap refuses. POSIX (posix_file_system.cc).
+std::shared_ptr<const char> MapReadOnlyShared(int fd, size_t bytes);
 
 // FailedPreconditionError for a call on a file after its close
 // (MappedFile::CloseAndTruncate).

@@ -51,6 +51,14 @@ absl::Status ErrnoStatus(int err, std::string_view call, std::string_view path) 
   }
 }
 
+std::shared_ptr<const char> MapReadOnlyShared(int fd, size_t bytes) {
+  void* view = mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd, 0);
+  if (view == MAP_FAILED) return nullptr;
+  return std::shared_ptr<const char>(static_cast<const char*>(view), [bytes](const char* p) {
+    munmap(const_cast<char*>(p), bytes);
+  });
+}
+
 absl::Status ClosedFileError(std::string_view path) {
   return absl::FailedPreconditionError(absl::StrCat(AsAbsl(path), " is closed"));
 }
@@ -160,13 +168,7 @@ class PosixMappedFile final : public MappedFile {
     // Only on tmpfs: there the pages stay until the file and every mapping
     // of it are gone. A disk file's clean pages may be dropped and read back.
     if (!in_memory_ || fd_ < 0) return nullptr;
-    void* view = mmap(nullptr, capacity_, PROT_READ, MAP_SHARED, fd_, 0);
-    if (view == MAP_FAILED) return nullptr;
-    const size_t bytes = capacity_;
-    return std::shared_ptr<const char>(static_cast<const char*>(view),
-                                       [bytes](const char* p) {
-                                         munmap(const_cast<char*>(p), bytes);
-                                       });
+    return MapReadOnlyShared(fd_, capacity_);
   }
   absl::Status CloseAndTruncate(size_t length) override {
     MutexLock lock(&map_mu_);

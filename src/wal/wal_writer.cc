@@ -275,8 +275,7 @@ absl::Status WalWriter::BeginRecordWrite(RecordType type, uint64_t sequence, uin
                                          std::span<const std::string_view> payload) {
   size_t length = 0;
   for (std::string_view piece : payload) length += piece.size();
-  staged_ = false;
-  SHOAL_RETURN_IF_ERROR(BeginRecord(length).status());
+  SHOAL_RETURN_IF_ERROR(BeginRecord(length).status());  // clears staged_
   static constexpr char kZeros[kRecordAlignment] = {};
   const size_t padding = AlignRecord(kRecordHeaderSize + length) - kRecordHeaderSize - length;
   absl::InlinedVector<std::string_view, 8> pieces(payload.begin(), payload.end());

@@ -106,8 +106,8 @@ class WalWriter {
 
   // Writes the header of the record begun last and publishes it (for a
   // record begun with BeginRecordWrite: the header computed then, whose
-  // fields must be these). Returns the
-  // log position just past it: SyncTo(that) makes it durable.
+  // fields must be these). Returns the log position just past it:
+  // SyncTo(that) makes it durable.
   uint64_t FinishRecord(RecordType type, uint64_t sequence, uint32_t count,
                         uint32_t dim);
 

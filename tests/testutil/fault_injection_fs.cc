@@ -3,7 +3,6 @@
 #include "testutil/fault_injection_fs.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -133,13 +132,9 @@ class FaultInjectionFileSystem::FaultMappedFile final : public MappedFile {
     if (std::shared_ptr<const char> view = base_->KeepReadable()) return view;
     const int fd = open(path_.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return nullptr;
-    const size_t bytes = base_->capacity();
-    void* view = mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd, 0);
-    close(fd);
-    if (view == MAP_FAILED) return nullptr;
-    return std::shared_ptr<const char>(static_cast<const char*>(view), [bytes](const char* p) {
-      munmap(const_cast<char*>(p), bytes);
-    });
+    std::shared_ptr<const char> view = MapReadOnlyShared(fd, base_->capacity());
+    close(fd);  // the mapping keeps the file
+    return view;
   }
   absl::Status CloseAndTruncate(size_t length) override {
     if (closed_) return ClosedFileError(path_);
