@@ -66,6 +66,7 @@ absl::StatusOr<std::shared_ptr<Segment>> SegmentReader::Open(FileSystem* fs,
   std::shared_ptr<SegmentReader> segment(
       new SegmentReader(path, std::move(file), header, footer, std::move(sq8)));
   SHOAL_RETURN_IF_ERROR(segment->CheckIdTable());
+  segment->ChooseEntryPoints();
   return segment;
 }
 

@@ -56,6 +56,10 @@ class SegmentReader final : public Segment {
       const std::function<void(uint64_t id, uint64_t sequence)>& fn) const override;
   absl::Status VerifyAll() const override;
 
+  // Nodes a search offers besides the medoid before it walks: 0 unless the
+  // graph is one walks from the medoid do not cover (ChooseEntryPoints).
+  size_t entry_point_count() const { return entries_.size(); }
+
  private:
   SegmentReader(std::string path, std::unique_ptr<ReadOnlyMappedFile> file,
                 const Header& header, const Footer& footer, std::unique_ptr<Sq8> sq8);
@@ -98,6 +102,14 @@ class SegmentReader final : public Segment {
   const uint8_t* Code(uint32_t node) const { return codes_ + size_t{node} * header_.code_bytes; }
 
   // ---- segment_search.cc ----
+  // Probes the graph with walks from the medoid for some of its own nodes
+  // (from their vectors, on the codes, at a short list); when too many are
+  // not found, sets the entry points: every search then also offers them,
+  // so it starts in the query's part of the graph even when the medoid's
+  // walk would not get there (tight clusters far apart, whose lists the
+  // prune fills with their own members). Without codes, or on a block that
+  // fails its checks, leaves none (a search will report the block).
+  void ChooseEntryPoints();
   struct CodeNavigator;
   template <Metric kMetric>
   struct VectorNavigator;
@@ -143,6 +155,11 @@ class SegmentReader final : public Segment {
   const std::unique_ptr<std::atomic<uint64_t>[]> verified_;  // bit per node block
   const std::unique_ptr<Sq8> sq8_;  // null without codes
   const uint8_t* const codes_;      // node 0's code; null without codes
+  // Entry points (segment_search.cc, ChooseEntryPoints): empty, or nodes
+  // spread evenly over the node order (a locality order, so over the data),
+  // with their codes side by side. Set by Open, immutable after.
+  std::vector<uint32_t> entries_;
+  std::vector<uint8_t> entry_codes_;
 };
 
 }  // namespace shoal::segment
