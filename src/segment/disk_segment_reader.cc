@@ -123,6 +123,24 @@ absl::Status DiskSegmentReader::LoadCodes(MemoryBudget* budget) {
   return absl::OkStatus();
 }
 
+void DiskSegmentReader::ChooseEntryPoints(MemoryBudget* budget) {
+  const size_t n = header_.vector_count;
+  if (n < kMinNodesForEntryPoints) return;
+  const size_t count = std::min(n / kNodesPerEntryPoint, kMaxEntryPoints);
+  if (budget != nullptr) {
+    MemoryBudget::Reservation r;
+    if (!budget->TryReserve(count * (code_bytes_ + sizeof(uint32_t)), &r)) return;
+    reservation_.Merge(std::move(r));
+  }
+  entry_points_.reserve(count);
+  entry_point_codes_.reserve(count * code_bytes_);
+  for (size_t i = 0; i < count; ++i) {
+    const uint32_t v = static_cast<uint32_t>((2 * i + 1) * n / (2 * count));
+    entry_points_.push_back(v);
+    entry_point_codes_.insert(entry_point_codes_.end(), Code(v), Code(v) + code_bytes_);
+  }
+}
+
 absl::StatusOr<std::shared_ptr<Segment>> DiskSegmentReader::Open(
     FileSystem* fs, const std::string& path, uint32_t dim, Metric metric,
     const SegmentOpenOptions& options) {
@@ -160,6 +178,7 @@ absl::StatusOr<std::shared_ptr<Segment>> DiskSegmentReader::Open(
   if (header.vector_count > 0) {
     DiskSegmentReader* s = segment.get();
     SHOAL_RETURN_IF_ERROR(s->LoadCodes(options.budget.get()));
+    s->ChooseEntryPoints(options.budget.get());
     // The cache takes what the budget has left, up to node_cache_bytes, and
     // never more than this segment's records.
     size_t cache_bytes = static_cast<size_t>(std::min<uint64_t>(

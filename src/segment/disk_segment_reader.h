@@ -161,8 +161,20 @@ class DiskSegmentReader final : public Segment {
   // Points s->records[i] at the record of s->beam[i]: from the cache, or
   // from a block read now into s's buffer.
   absl::Status FetchBeam(DiskSearchScratch* s, SegmentSearchStats* stats, IoCounts* io) const;
-  // The query's distance (as s was reset for) to node's code.
-  float CodeDistance(const DiskSearchScratch& s, uint32_t node) const;
+  // The query's distance (as s was reset for) to node's code, or to `code`.
+  float CodeDistance(const DiskSearchScratch& s, uint32_t node) const {
+    return CodeDistanceAt(s, Code(node));
+  }
+  float CodeDistanceAt(const DiskSearchScratch& s, const uint8_t* code) const;
+  // After LoadCodes: one entry point per kNodesPerEntryPoint nodes (at most
+  // kMaxEntryPoints), when the budget has room for their codes. Unlike a
+  // mapped segment's (which only a graph the medoid does not cover gets),
+  // a disk-resident segment always has them: a walk that starts near the
+  // query reads fewer blocks, and a read costs more than the scan.
+  void ChooseEntryPoints(MemoryBudget* budget);
+  static constexpr size_t kMinNodesForEntryPoints = 1024;
+  static constexpr size_t kNodesPerEntryPoint = 64;
+  static constexpr size_t kMaxEntryPoints = 4096;
   // The other records of block `block`, just read and checked (`bytes`),
   // that the walk has not taken: each is expanded (ExpandRecord) when it is
   // listed or its code distance would list it, else joins the rerank set.
@@ -191,8 +203,12 @@ class DiskSegmentReader final : public Segment {
   std::unique_ptr<Sq4> sq4_;     // null: codes_ holds the SQ8 codes
   std::vector<uint8_t> codes_;   // code_bytes_ per node
   size_t code_bytes_ = 0;
+  // Entry points (ChooseEntryPoints): nodes spread evenly over the node
+  // order, their codes side by side. Set in Open, then immutable.
+  std::vector<uint32_t> entry_points_;
+  std::vector<uint8_t> entry_point_codes_;
   NodeCache cache_;              // built in Open, then immutable
-  MemoryBudget::Reservation reservation_;  // codes and cache
+  MemoryBudget::Reservation reservation_;  // codes, entry points and cache
 };
 
 }  // namespace shoal::segment

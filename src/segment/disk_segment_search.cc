@@ -77,8 +77,8 @@ absl::Status DiskSegmentReader::FetchBeam(DiskSearchScratch* s, SegmentSearchSta
   return absl::OkStatus();
 }
 
-float DiskSegmentReader::CodeDistance(const DiskSearchScratch& s, uint32_t node) const {
-  return sq4_ != nullptr ? s.pq.Distance(Code(node)) : s.sq8.Distance(Code(node));
+float DiskSegmentReader::CodeDistanceAt(const DiskSearchScratch& s, const uint8_t* code) const {
+  return sq4_ != nullptr ? s.pq.Distance(code) : s.sq8.Distance(code);
 }
 
 void DiskSegmentReader::StartWalk(const SearchOptions& options, DiskSearchScratch* s,
@@ -92,6 +92,16 @@ void DiskSegmentReader::StartWalk(const SearchOptions& options, DiskSearchScratc
   s->visited.TestAndSet(header_.medoid);
   s->list.Insert(CodeDistance(*s, header_.medoid), header_.medoid);
   ++stats->distance_computations;
+  // The entry points: one scan of their codes; the closest stay listed, so
+  // the walk starts near the query rather than at the medoid.
+  const uint8_t* code = entry_point_codes_.data();
+  for (uint32_t v : entry_points_) {
+    const float d = CodeDistanceAt(*s, code);
+    code += code_bytes_;
+    if (s->visited.TestAndSet(v)) continue;
+    ++stats->distance_computations;
+    if (s->list.Accepts(d)) s->list.Insert(d, v);
+  }
 }
 
 void DiskSegmentReader::ExpandRecord(const float* query, uint32_t node, const char* record,

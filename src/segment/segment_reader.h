@@ -58,7 +58,7 @@ class SegmentReader final : public Segment {
 
   // Nodes a search offers besides the medoid before it walks: 0 unless the
   // graph is one walks from the medoid do not cover (ChooseEntryPoints).
-  size_t entry_point_count() const { return entries_.size(); }
+  size_t entry_point_count() const { return entry_points_.size(); }
 
  private:
   SegmentReader(std::string path, std::unique_ptr<ReadOnlyMappedFile> file,
@@ -158,8 +158,8 @@ class SegmentReader final : public Segment {
   // Entry points (segment_search.cc, ChooseEntryPoints): empty, or nodes
   // spread evenly over the node order (a locality order, so over the data),
   // with their codes side by side. Set by Open, immutable after.
-  std::vector<uint32_t> entries_;
-  std::vector<uint8_t> entry_codes_;
+  std::vector<uint32_t> entry_points_;
+  std::vector<uint8_t> entry_point_codes_;
 };
 
 }  // namespace shoal::segment

@@ -160,8 +160,8 @@ absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions&
   if constexpr (!Navigator::kReadsRecord) {
     // The entry points (ChooseEntryPoints; usually none): one scan of their
     // codes, side by side; the closest stay in the list.
-    const uint8_t* code = entry_codes_.data();
-    for (uint32_t v : entries_) {
+    const uint8_t* code = entry_point_codes_.data();
+    for (uint32_t v : entry_points_) {
       const float d = navigate.query.Distance(code);
       code += header_.code_bytes;
       if (s->visited.TestAndSet(v)) continue;
@@ -311,12 +311,12 @@ void SegmentReader::ChooseEntryPoints() {
   }
   if (missed < kEntryProbesMissed) return;
   const size_t count = std::clamp<size_t>(n / kNodesPerEntryPoint, 1, kMaxEntryPoints);
-  entries_.reserve(count);
-  entry_codes_.reserve(count * header_.code_bytes);
+  entry_points_.reserve(count);
+  entry_point_codes_.reserve(count * header_.code_bytes);
   for (size_t i = 0; i < count; ++i) {
     const uint32_t v = static_cast<uint32_t>((2 * i + 1) * n / (2 * count));
-    entries_.push_back(v);
-    entry_codes_.insert(entry_codes_.end(), Code(v), Code(v) + header_.code_bytes);
+    entry_points_.push_back(v);
+    entry_point_codes_.insert(entry_point_codes_.end(), Code(v), Code(v) + header_.code_bytes);
   }
 }
 
