@@ -522,6 +522,29 @@ TEST_F(DiskSegmentTest, BudgetWithRoomKeepsSq8CodesAndBoundsTheCache) {
   EXPECT_EQ(budget->used(), 0u);  // released with the segment
 }
 
+TEST_F(DiskSegmentTest, EntryPointsNeedBudgetRoomAndSaveReadsAtShortLists) {
+  TempDir dir(TempDir::Storage::kMemory);
+  Build(dir, Metric::kL2);
+  const size_t sq8_bytes = kPoints * segment::Sq8::CodeBytes(kDim);
+  auto budget = MemoryBudget::Create(sq8_bytes);  // the codes, nothing more
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> with, OpenDisk(0));
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> without,
+                       Segment::Open(FileSystem::Default(), path_, kDim, metric_,
+                                     {SegmentStorage::kDisk, 0, budget}));
+  EXPECT_EQ(static_cast<segment::DiskSegmentReader&>(*with).entry_point_count(), kPoints / 64);
+  EXPECT_EQ(static_cast<segment::DiskSegmentReader&>(*without).entry_point_count(), 0u);
+  EXPECT_EQ(budget->used(), sq8_bytes);
+  // Walks that start near the query read fewer blocks to fill a short list.
+  SegmentSearchStats a, b;
+  for (size_t q = 0; q < kQueries; ++q) {
+    ASSERT_OK(Search(*with, Query(q), 10, &a).status());
+    ASSERT_OK(Search(*without, Query(q), 10, &b).status());
+  }
+  EXPECT_LT(a.reads, b.reads);
+  EXPECT_GE(Recall(*with), 0.95);
+  EXPECT_GE(Recall(*without), 0.95);
+}
+
 TEST_F(DiskSegmentTest, BudgetTooSmallForSq8GivesFourBitCodesWithExactAnswers) {
   for (Metric metric : {Metric::kL2, Metric::kCosine}) {
     SCOPED_TRACE(static_cast<int>(metric));

@@ -91,6 +91,7 @@ class DiskSegmentReader final : public Segment {
 
   // Nodes pinned in the node cache.
   size_t cached_nodes() const { return cache_.node_count(); }
+  size_t entry_point_count() const { return entry_points_.size(); }
   // Bytes of one code held in RAM: SQ8's, or SQ4's when the budget was short.
   size_t code_bytes() const { return code_bytes_; }
   bool four_bit_codes() const { return sq4_ != nullptr; }

@@ -76,7 +76,6 @@ constexpr size_t kEntryProbesMissed = 3;
 constexpr size_t kNodesPerEntryPoint = 64;
 constexpr size_t kMaxEntryPoints = 4096;
 
-
 // Distance under kMetric from the query to a stored vector, by the public
 // conventions (see distance.h).
 template <Metric kMetric>
