@@ -110,6 +110,8 @@ class SegmentReader final : public Segment {
   // prune fills with their own members). Without codes, or on a block that
   // fails its checks, leaves none (a search will report the block).
   void ChooseEntryPoints();
+  // Groups the entry points (entry_group_begin_, entry_group_codes_).
+  void GroupEntryPoints();
   struct CodeNavigator;
   template <Metric kMetric>
   struct VectorNavigator;
@@ -160,6 +162,11 @@ class SegmentReader final : public Segment {
   // with their codes side by side. Set by Open, immutable after.
   std::vector<uint32_t> entry_points_;
   std::vector<uint8_t> entry_point_codes_;
+  // The entry points in groups of near ones (k-means on their decoded
+  // codes): group g is entries [entry_group_begin_[g], [g + 1]), its
+  // centre's code at entry_group_codes_ + g * code_bytes. Empty: one group.
+  std::vector<uint32_t> entry_group_begin_;
+  std::vector<uint8_t> entry_group_codes_;
 };
 
 }  // namespace shoal::segment

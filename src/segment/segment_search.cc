@@ -26,7 +26,9 @@
 // gets a scratch of its own.
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -75,6 +77,13 @@ constexpr uint32_t kEntryProbeListSize = 16;
 constexpr size_t kEntryProbesMissed = 3;
 constexpr size_t kNodesPerEntryPoint = 64;
 constexpr size_t kMaxEntryPoints = 4096;
+// The entry points are grouped by k-means (about sqrt(count) groups, 8
+// rounds); a search scans the centres, then the entry points of the
+// kEntryGroupsScanned groups whose centres are closest. On medium (2 x 781
+// entry points, 27 groups a segment): 30.7K QPS at list 10 (recall 0.964)
+// against 23.2K (0.968) scanning them all.
+constexpr size_t kEntryGroupsScanned = 4;
+constexpr int kEntryGroupRounds = 8;
 
 // Distance under kMetric from the query to a stored vector, by the public
 // conventions (see distance.h).
@@ -157,15 +166,43 @@ absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions&
   s->visited.TestAndSet(header_.medoid);
   SHOAL_RETURN_IF_ERROR(offer(header_.medoid));
   if constexpr (!Navigator::kReadsRecord) {
-    // The entry points (ChooseEntryPoints; usually none): one scan of their
-    // codes, side by side; the closest stay in the list.
-    const uint8_t* code = entry_point_codes_.data();
-    for (uint32_t v : entry_points_) {
-      const float d = navigate.query.Distance(code);
-      code += header_.code_bytes;
-      if (s->visited.TestAndSet(v)) continue;
-      ++counts->computed;
-      if (list.Accepts(d)) list.Insert(d, v);
+    // The entry points (ChooseEntryPoints; usually none): the codes of the
+    // groups whose centres are closest, side by side; the closest entry
+    // points stay in the list.
+    auto scan = [&](size_t begin, size_t end) {
+      const uint8_t* code = entry_point_codes_.data() + begin * header_.code_bytes;
+      for (size_t i = begin; i < end; ++i, code += header_.code_bytes) {
+        const float d = navigate.query.Distance(code);
+        const uint32_t v = entry_points_[i];
+        if (s->visited.TestAndSet(v)) continue;
+        ++counts->computed;
+        if (list.Accepts(d)) list.Insert(d, v);
+      }
+    };
+    const size_t groups = entry_group_begin_.empty() ? 0 : entry_group_begin_.size() - 1;
+    if (groups <= kEntryGroupsScanned) {
+      scan(0, entry_points_.size());
+    } else {
+      std::pair<float, uint32_t> best[kEntryGroupsScanned];
+      size_t kept = 0;
+      const uint8_t* code = entry_group_codes_.data();
+      for (uint32_t g = 0; g < groups; ++g, code += header_.code_bytes) {
+        const float d = navigate.query.Distance(code);
+        if (kept < kEntryGroupsScanned) {
+          best[kept++] = {d, g};
+        } else if (d < best[kept - 1].first) {
+          best[kept - 1] = {d, g};
+        } else {
+          continue;
+        }
+        for (size_t j = kept - 1; j > 0 && best[j].first < best[j - 1].first; --j) {
+          std::swap(best[j], best[j - 1]);
+        }
+      }
+      counts->computed += groups;
+      for (size_t b = 0; b < kept; ++b) {
+        scan(entry_group_begin_[best[b].second], entry_group_begin_[best[b].second + 1]);
+      }
     }
   }
   while (true) {
@@ -316,6 +353,69 @@ void SegmentReader::ChooseEntryPoints() {
     const uint32_t v = static_cast<uint32_t>((2 * i + 1) * n / (2 * count));
     entry_points_.push_back(v);
     entry_point_codes_.insert(entry_point_codes_.end(), Code(v), Code(v) + header_.code_bytes);
+  }
+  GroupEntryPoints();
+}
+
+void SegmentReader::GroupEntryPoints() {
+  const size_t count = entry_points_.size();
+  const size_t groups = static_cast<size_t>(std::sqrt(static_cast<double>(count)));
+  if (groups <= kEntryGroupsScanned) return;
+  const size_t dim = header_.dim;
+  std::vector<float> points(count * dim);
+  for (size_t i = 0; i < count; ++i) {
+    sq8_->Decode(entry_point_codes_.data() + i * header_.code_bytes, points.data() + i * dim);
+  }
+  // k-means (Lloyd), seeded with entry points spread over the node order.
+  std::vector<float> centres(groups * dim);
+  for (size_t g = 0; g < groups; ++g) {
+    std::memcpy(centres.data() + g * dim, points.data() + (g * count / groups) * dim,
+                dim * sizeof(float));
+  }
+  std::vector<uint32_t> of(count, 0);
+  for (int round = 0; round < kEntryGroupRounds; ++round) {
+    for (size_t i = 0; i < count; ++i) {
+      float best = std::numeric_limits<float>::infinity();
+      for (size_t g = 0; g < groups; ++g) {
+        const float d = Kernels().l2_squared(points.data() + i * dim, centres.data() + g * dim, dim);
+        if (d < best) {
+          best = d;
+          of[i] = static_cast<uint32_t>(g);
+        }
+      }
+    }
+    std::vector<double> sum(groups * dim, 0.0);
+    std::vector<size_t> size(groups, 0);
+    for (size_t i = 0; i < count; ++i) {
+      ++size[of[i]];
+      for (size_t j = 0; j < dim; ++j) sum[of[i] * dim + j] += points[i * dim + j];
+    }
+    for (size_t g = 0; g < groups; ++g) {
+      if (size[g] == 0) continue;  // keeps its centre
+      for (size_t j = 0; j < dim; ++j) {
+        centres[g * dim + j] = static_cast<float>(sum[g * dim + j] / static_cast<double>(size[g]));
+      }
+    }
+  }
+  // Entry points sorted by group (stable: node order within a group).
+  std::vector<uint32_t> order(count);
+  for (size_t i = 0; i < count; ++i) order[i] = static_cast<uint32_t>(i);
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return of[a] < of[b]; });
+  std::vector<uint32_t> points_sorted(count);
+  std::vector<uint8_t> codes_sorted(entry_point_codes_.size());
+  entry_group_begin_.assign(groups + 1, 0);
+  for (size_t i = 0; i < count; ++i) {
+    points_sorted[i] = entry_points_[order[i]];
+    std::memcpy(codes_sorted.data() + i * header_.code_bytes,
+                entry_point_codes_.data() + order[i] * header_.code_bytes, header_.code_bytes);
+    ++entry_group_begin_[of[order[i]] + 1];
+  }
+  for (size_t g = 0; g < groups; ++g) entry_group_begin_[g + 1] += entry_group_begin_[g];
+  entry_points_ = std::move(points_sorted);
+  entry_point_codes_ = std::move(codes_sorted);
+  entry_group_codes_.resize(groups * header_.code_bytes);
+  for (size_t g = 0; g < groups; ++g) {
+    sq8_->Encode(centres.data() + g * dim, entry_group_codes_.data() + g * header_.code_bytes);
   }
 }
 
