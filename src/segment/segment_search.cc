@@ -377,7 +377,8 @@ void SegmentReader::GroupEntryPoints() {
     for (size_t i = 0; i < count; ++i) {
       float best = std::numeric_limits<float>::infinity();
       for (size_t g = 0; g < groups; ++g) {
-        const float d = Kernels().l2_squared(points.data() + i * dim, centres.data() + g * dim, dim);
+        const float d =
+            Kernels().l2_squared(points.data() + i * dim, centres.data() + g * dim, dim);
         if (d < best) {
           best = d;
           of[i] = static_cast<uint32_t>(g);
@@ -393,14 +394,16 @@ void SegmentReader::GroupEntryPoints() {
     for (size_t g = 0; g < groups; ++g) {
       if (size[g] == 0) continue;  // keeps its centre
       for (size_t j = 0; j < dim; ++j) {
-        centres[g * dim + j] = static_cast<float>(sum[g * dim + j] / static_cast<double>(size[g]));
+        centres[g * dim + j] =
+            static_cast<float>(sum[g * dim + j] / static_cast<double>(size[g]));
       }
     }
   }
   // Entry points sorted by group (stable: node order within a group).
   std::vector<uint32_t> order(count);
   for (size_t i = 0; i < count; ++i) order[i] = static_cast<uint32_t>(i);
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return of[a] < of[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return of[a] < of[b]; });
   std::vector<uint32_t> points_sorted(count);
   std::vector<uint8_t> codes_sorted(entry_point_codes_.size());
   entry_group_begin_.assign(groups + 1, 0);
