@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "segment/disk_search_scratch.h"
+#include "segment/entry_points.h"
 #include "segment/segment_checks.h"
 #include "util/aligned_buffer.h"
 #include "util/coding.h"
@@ -124,21 +125,15 @@ absl::Status DiskSegmentReader::LoadCodes(MemoryBudget* budget) {
 }
 
 void DiskSegmentReader::ChooseEntryPoints(MemoryBudget* budget) {
-  const size_t n = header_.vector_count;
-  if (n < kMinNodesForEntryPoints) return;
-  const size_t count = std::min(n / kNodesPerEntryPoint, kMaxEntryPoints);
+  const size_t count = EntryPointCount(header_.vector_count);
+  if (count == 0) return;
   if (budget != nullptr) {
     MemoryBudget::Reservation r;
     if (!budget->TryReserve(count * (code_bytes_ + sizeof(uint32_t)), &r)) return;
     reservation_.Merge(std::move(r));
   }
-  entry_points_.reserve(count);
-  entry_point_codes_.reserve(count * code_bytes_);
-  for (size_t i = 0; i < count; ++i) {
-    const uint32_t v = static_cast<uint32_t>((2 * i + 1) * n / (2 * count));
-    entry_points_.push_back(v);
-    entry_point_codes_.insert(entry_point_codes_.end(), Code(v), Code(v) + code_bytes_);
-  }
+  SpreadEntryPoints(header_.vector_count, count, codes_.data(), code_bytes_, &entry_points_,
+                    &entry_point_codes_);
 }
 
 absl::StatusOr<std::shared_ptr<Segment>> DiskSegmentReader::Open(

@@ -167,15 +167,12 @@ class DiskSegmentReader final : public Segment {
     return CodeDistanceAt(s, Code(node));
   }
   float CodeDistanceAt(const DiskSearchScratch& s, const uint8_t* code) const;
-  // After LoadCodes: one entry point per kNodesPerEntryPoint nodes (at most
-  // kMaxEntryPoints), when the budget has room for their codes. Unlike a
-  // mapped segment's (which only a graph the medoid does not cover gets),
-  // a disk-resident segment always has them: a walk that starts near the
-  // query reads fewer blocks, and a read costs more than the scan.
+  // After LoadCodes: the entry points (segment/entry_points.h), when the
+  // budget has room for their codes. Unlike a mapped segment's (which only
+  // a graph the medoid does not cover gets), a disk-resident segment always
+  // has them: a walk that starts near the query reads fewer blocks, and a
+  // read costs more than the scan.
   void ChooseEntryPoints(MemoryBudget* budget);
-  static constexpr size_t kMinNodesForEntryPoints = 1024;
-  static constexpr size_t kNodesPerEntryPoint = 64;
-  static constexpr size_t kMaxEntryPoints = 4096;
   // The other records of block `block`, just read and checked (`bytes`),
   // that the walk has not taken: each is expanded (ExpandRecord) when it is
   // listed or its code distance would list it, else joins the rerank set.

@@ -34,6 +34,7 @@
 
 #include "distance/distance.h"
 #include "segment/candidate_list.h"
+#include "segment/entry_points.h"
 #include "segment/prefetch.h"
 #include "segment/scratch_lease.h"
 #include "segment/segment_reader.h"
@@ -64,19 +65,16 @@ thread_local SearchScratch tls_scratch;
 
 // ChooseEntryPoints. Walks from the medoid for kEntryProbes of the graph's
 // own nodes at list kEntryProbeListSize; kEntryProbesMissed or more misses
-// give the segment one entry point per kNodesPerEntryPoint nodes (at most
-// kMaxEntryPoints). Measured (docs/performance.md, "Entry points"): medium's
-// 500 tight clusters miss 6-8 of 64 on its 50K-node segments (11-17 with
-// one 100K segment), where entry points lift recall at list 10 from 0.89
-// to 0.97 (0.62 to 0.91 with one segment); small's and embed's segments
-// miss none and get none, so their searches are unchanged. A scan of the
-// entry points costs about as much as a hop per 50 of them.
-constexpr size_t kMinNodesForEntryPoints = 1024;
+// give the segment its entry points (segment/entry_points.h). Measured
+// (docs/performance.md, "Entry points"): medium's 500 tight clusters miss
+// 6-8 of 64 on its 50K-node segments (11-17 with one 100K segment), where
+// entry points lift recall at list 10 from 0.89 to 0.97 (0.62 to 0.91 with
+// one segment); small's and embed's segments miss none and get none, so
+// their searches are unchanged. A scan of the entry points costs about as
+// much as a hop per 50 of them.
 constexpr size_t kEntryProbes = 64;
 constexpr uint32_t kEntryProbeListSize = 16;
 constexpr size_t kEntryProbesMissed = 3;
-constexpr size_t kNodesPerEntryPoint = 64;
-constexpr size_t kMaxEntryPoints = 4096;
 // The entry points are grouped by k-means (about sqrt(count) groups, 8
 // rounds); a search scans the centres, then the entry points of the
 // kEntryGroupsScanned groups whose centres are closest. On medium (2 x 781
@@ -328,7 +326,7 @@ absl::Status SegmentReader::SearchImpl(const float* query, const SearchOptions& 
 
 void SegmentReader::ChooseEntryPoints() {
   const size_t n = header_.vector_count;
-  if (sq8_ == nullptr || n < kMinNodesForEntryPoints) return;
+  if (sq8_ == nullptr || EntryPointCount(n) == 0) return;
   const ScratchLease lease(&tls_scratch);
   SearchScratch* s = lease.get();
   SearchOptions probe;
@@ -346,14 +344,8 @@ void SegmentReader::ChooseEntryPoints() {
     if (s->list.Find(v) == s->list.size()) ++missed;
   }
   if (missed < kEntryProbesMissed) return;
-  const size_t count = std::clamp<size_t>(n / kNodesPerEntryPoint, 1, kMaxEntryPoints);
-  entry_points_.reserve(count);
-  entry_point_codes_.reserve(count * header_.code_bytes);
-  for (size_t i = 0; i < count; ++i) {
-    const uint32_t v = static_cast<uint32_t>((2 * i + 1) * n / (2 * count));
-    entry_points_.push_back(v);
-    entry_point_codes_.insert(entry_point_codes_.end(), Code(v), Code(v) + header_.code_bytes);
-  }
+  SpreadEntryPoints(n, EntryPointCount(n), codes_, header_.code_bytes, &entry_points_,
+                    &entry_point_codes_);
   GroupEntryPoints();
 }
 
