@@ -426,11 +426,6 @@ INSTANTIATE_TEST_SUITE_P(EveryFsyncPolicy, ConcurrencyTest,
                                            FsyncPolicy::kAlways),
                          [](const auto& info) { return PolicyName(info.param); });
 
-// Whole-database Flush and Compact while another thread creates, writes and
-// drops a collection in a loop: each call succeeds and reaches every other
-// collection. Until 2026-11-25 most Flush() calls returned the dropped
-// collection's error (NotFound "was dropped", or FailedPrecondition
-// "closing") and skipped the collections after it.
 // Large batches on tmpfs: the memtables read their rows in the log files'
 // views, and flushes remove those files while readers still search and Get
 // the frozen memtables. Every row read back is the one written (its first
@@ -491,6 +486,11 @@ TEST(ConcurrencyInPlaceTest, ReadersWhileFlushesRemoveTheLogsTheirRowsAreIn) {
   ASSERT_OK(db->Close());
 }
 
+// Whole-database Flush and Compact while another thread creates, writes and
+// drops a collection in a loop: each call succeeds and reaches every other
+// collection. Until 2026-11-25 most Flush() calls returned the dropped
+// collection's error (NotFound "was dropped", or FailedPrecondition
+// "closing") and skipped the collections after it.
 TEST(ConcurrencyDropTest, FlushAndCompactSkipACollectionDroppedMeanwhile) {
   TempDir dir;
   Options options = DefaultOptions(kDim, Metric::kL2, 2);

@@ -546,7 +546,8 @@ TEST(MappedFileTest, WriteStoresManyPiecesInOrder) {
   std::string expected;
   std::vector<std::string> owned;
   for (size_t i = 0; i < 3000; ++i) {
-    owned.push_back(i % 7 == 0 ? std::string() : std::string(1 + i % 13, static_cast<char>('a' + i % 26)));
+    owned.push_back(i % 7 == 0 ? std::string()
+                               : std::string(1 + i % 13, static_cast<char>('a' + i % 26)));
     expected += owned.back();
   }
   std::vector<std::string_view> pieces(owned.begin(), owned.end());
