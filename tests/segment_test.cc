@@ -314,6 +314,30 @@ TEST_F(SegmentTest, SearchesStartFromEntryPointsWhereTheMedoidDoesNotReach) {
   EXPECT_GE(recall / kRecallQueries, 0.95) << n << " nodes";
 }
 
+TEST_F(SegmentTest, ADamagedBlockUnderTheEntryPointProbeStillOpensAndSearchesReportIt) {
+  constexpr size_t kDim = 256;
+  size_t n = 0;
+  std::vector<float> queries;
+  std::vector<float> data = IslandVectors(kSanitized ? 20 : 60, kDim, 11, &n, &queries, 1);
+  const Input in = MakeInput(std::move(data), kDim, Metric::kL2);
+  ASSERT_NE(BuildAndOpen(in), nullptr);
+  // The probe's first walk looks for node n / 128 and reads its block first.
+  const segment::NodeLayout layout = segment::NodeLayout::For(kDim, GraphOptions{}.max_degree);
+  const uint64_t block = segment::kHeaderSize +
+                         uint64_t{(n / 128) / layout.nodes_per_block} * layout.block_bytes();
+  FlipByte(Path(), block + 5);
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> segment,
+                       Segment::Open(fs(), Path(), kDim, Metric::kL2));
+  EXPECT_EQ(dynamic_cast<const segment::SegmentReader&>(*segment).entry_point_count(), 0u);
+  // L >= n: the search reads every node, the damaged block included.
+  SearchOptions options;
+  options.list_size = static_cast<uint32_t>(n);
+  TopK top(10);
+  const absl::Status searched = segment->Search(queries.data(), options, {}, &top);
+  EXPECT_TRUE(absl::IsDataLoss(searched)) << searched;
+  EXPECT_NE(searched.message().find(Path()), std::string::npos) << searched;
+}
+
 TEST_F(SegmentTest, GraphsTheMedoidCoversGetNoEntryPoints) {
   constexpr size_t kDim = 32;
   const Input in = MakeInput(ClusteredVectors(kRecallPoints, kDim, 12), kDim, Metric::kL2);
