@@ -423,16 +423,17 @@ struct PutPieces {
 };
 
 // A record written through the file is the record BeginRecord + stores
-// would have made, byte for byte.
+// would have made, byte for byte; also one written in several runs (12,001
+// puts of 24 bytes: three 128 KiB runs and a short one, then padding).
 TEST_F(WalTest, RecordWrittenThroughTheFileEqualsOneStoredThroughTheMapping) {
-  for (uint32_t n : {1u, 3u, 50u}) {
-    auto stored = NewWriter();
+  for (uint32_t n : {1u, 3u, 50u, 12001u}) {
+    auto stored = NewWriter(1 << 20);
     AppendPut(stored.get(), 100, n);
     ASSERT_TRUE(stored->Close(true).ok());
     const std::string expected = Contents();
     ASSERT_TRUE(fs()->RemoveFile(FilePath(1)).ok());
 
-    auto written = NewWriter();
+    auto written = NewWriter(1 << 20);
     PutPieces put(100, n);
     ASSERT_TRUE(written->BeginRecordWrite(RecordType::kPut, 1, n, kDim, put.pieces).ok());
     written->FinishRecord(RecordType::kPut, 1, n, kDim);
@@ -447,35 +448,43 @@ TEST_F(WalTest, RecordWrittenThroughTheFileEqualsOneStoredThroughTheMapping) {
 
 // A write that fails (or is torn) leaves no record: the next one starts at
 // the same offset, and the file reads back as if the failed one never was.
+// Also when the write that fails is a large record's second run, after its
+// first run was stored.
 TEST_F(WalTest, FailedWriteThroughTheFileLeavesNoRecord) {
-  for (bool tear : {false, true}) {
-    test::FaultInjectionFileSystem fault_fs;
-    std::unique_ptr<WalWriter> w = NewWriter(1 << 16, &fault_fs);
-    AppendPut(w.get(), 1, 2);
-    const uint64_t before = w->end_lsn();
-    if (tear) {
-      fault_fs.TearNthWrite(1, /*keep_bytes=*/40);
-    } else {
-      fault_fs.FailNth(test::FsOp::kWrite, 1);
+  struct Case {
+    uint32_t puts;
+    int failing_write;
+  };
+  for (const Case c : {Case{20, 1}, Case{12001, 2}}) {
+    for (bool tear : {false, true}) {
+      test::FaultInjectionFileSystem fault_fs;
+      std::unique_ptr<WalWriter> w = NewWriter(1 << 20, &fault_fs);
+      AppendPut(w.get(), 1, 2);
+      const uint64_t before = w->end_lsn();
+      if (tear) {
+        fault_fs.TearNthWrite(c.failing_write, /*keep_bytes=*/40);
+      } else {
+        fault_fs.FailNth(test::FsOp::kWrite, c.failing_write);
+      }
+      PutPieces failed(500, c.puts);
+      EXPECT_FALSE(
+          w->BeginRecordWrite(RecordType::kPut, next_sequence_, c.puts, kDim, failed.pieces).ok());
+      EXPECT_EQ(fault_fs.faults_injected(), 1u);
+      EXPECT_EQ(w->end_lsn(), before);
+      // A shorter record then: the failed one's bytes after it must not pass
+      // for anything.
+      AppendPut(w.get(), 900, 1);
+      ASSERT_TRUE(w->Close(true).ok());
+      std::vector<Op> ops;
+      auto result = Read(Contents(), &ops);
+      ASSERT_TRUE(result.ok()) << result.status();
+      ASSERT_EQ(ops.size(), 2u) << (tear ? "torn" : "failed");
+      EXPECT_EQ(ops[0].ids, (std::vector<uint64_t>{1, 2}));
+      EXPECT_EQ(ops[1].ids, (std::vector<uint64_t>{900}));
+      EXPECT_FALSE(result->corrupted);
+      ASSERT_TRUE(fs()->RemoveFile(FilePath(1)).ok());
+      next_sequence_ = 1;
     }
-    PutPieces failed(500, 20);
-    EXPECT_FALSE(w->BeginRecordWrite(RecordType::kPut, next_sequence_, 20, kDim, failed.pieces)
-                     .ok());
-    EXPECT_EQ(fault_fs.faults_injected(), 1u);
-    EXPECT_EQ(w->end_lsn(), before);
-    // A shorter record then: the failed one's bytes after it must not pass
-    // for anything.
-    AppendPut(w.get(), 900, 1);
-    ASSERT_TRUE(w->Close(true).ok());
-    std::vector<Op> ops;
-    auto result = Read(Contents(), &ops);
-    ASSERT_TRUE(result.ok()) << result.status();
-    ASSERT_EQ(ops.size(), 2u) << (tear ? "torn" : "failed");
-    EXPECT_EQ(ops[0].ids, (std::vector<uint64_t>{1, 2}));
-    EXPECT_EQ(ops[1].ids, (std::vector<uint64_t>{900}));
-    EXPECT_FALSE(result->corrupted);
-    ASSERT_TRUE(fs()->RemoveFile(FilePath(1)).ok());
-    next_sequence_ = 1;
   }
 }
 
