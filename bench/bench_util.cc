@@ -3,6 +3,7 @@
 #include "bench_util.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -66,6 +67,13 @@ void Die(std::string_view what, const absl::Status& status) {
   StatusLine(fmt::format("error: {}: {}", what, status.ToString()));
   std::fflush(stdout);
   std::exit(1);
+}
+
+double ProcessCpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec * 1e-6; };
+  return seconds(u.ru_utime) + seconds(u.ru_stime);
 }
 
 absl::Status RemoveTree(const std::string& path) {

@@ -49,6 +49,11 @@ class Stopwatch {
   std::chrono::steady_clock::time_point start_;
 };
 
+// CPU time (user + system) of every thread of this process so far: with the
+// wall clock it tells the work a run did from the waits and the preemptions
+// of a busy machine.
+double ProcessCpuSeconds();
+
 // Removes `path` and everything under it; OK when it does not exist.
 absl::Status RemoveTree(const std::string& path);
 // Creates `path` and its missing parents; OK when it exists.

@@ -187,19 +187,25 @@ void PrintHeader(const RunConfig& c) {
 void PrintIngest(const Report& r) {
   if (r.ingest.empty()) return;
   fmt::print("Ingestion (Open and Close not timed)\n");
-  fmt::print("{:<5} {:<9} {:<15} {:>9} {:>9} {:>12} {:>9} {:>8} {:>4} {:>7}\n", "dir", "fsync",
-             "method", "vectors", "seconds", "vec/s", "MB/s", "close s", "runs", "spread");
+  fmt::print("{:<5} {:<9} {:<15} {:>9} {:>9} {:>12} {:>9} {:>8} {:>4} {:>7} {:>7} {:>7}\n", "dir",
+             "fsync", "method", "vectors", "seconds", "vec/s", "MB/s", "close s", "runs", "spread",
+             "cpu s", "cpu spr");
   bool any_capped = false;
   for (const IngestResult& x : r.ingest) {
     any_capped |= x.capped;
-    fmt::print("{:<5} {:<9} {:<15} {:>9} {:>9.4f} {:>12} {:>9.1f} {:>8.3f} {:>4} {:>6.1f}%{}\n",
-               x.target, x.policy, x.Method(), x.vectors, x.seconds,
-               Grouped(x.VectorsPerSecond()), x.MBPerSecond(), x.close_seconds, x.reps,
-               100 * x.spread, x.capped ? " *" : "");
+    fmt::print(
+        "{:<5} {:<9} {:<15} {:>9} {:>9.4f} {:>12} {:>9.1f} {:>8.3f} {:>4} {:>6.1f}% {:>7.3f} "
+        "{:>6.1f}%{}\n",
+        x.target, x.policy, x.Method(), x.vectors, x.seconds, Grouped(x.VectorsPerSecond()),
+        x.MBPerSecond(), x.close_seconds, x.reps, 100 * x.spread, x.cpu_seconds,
+        100 * x.cpu_spread, x.capped ? " *" : "");
   }
   fmt::print("  each run writes up to {} vectors (the base set over and over, fresh ids); "
              "the median run is shown, spread = (fastest - slowest) / median\n",
              Grouped(r.config.write_vectors));
+  fmt::print("  cpu s: CPU time of the whole process (every thread) during the median run's writes; "
+             "cpu spr: the spread of CPU time per vector over the runs (the work, without the "
+             "machine's preemptions)\n");
   if (any_capped) fmt::print("  * stopped by the time budget; the rate is over what was written\n");
   fmt::print("\n");
 }
@@ -323,6 +329,8 @@ void IngestToJson(const Report& r, JsonWriter& w) {
     w.Field("capped_by_time_budget", x.capped);
     w.Field("reps", x.reps);
     w.Field("spread", x.spread);
+    w.Field("cpu_seconds", x.cpu_seconds);
+    w.Field("cpu_spread", x.cpu_spread);
     w.EndObject();
   }
   w.EndArray();

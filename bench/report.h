@@ -64,6 +64,12 @@ struct IngestResult {
   bool capped = false;       // stopped by the time budget
   int reps = 1;              // fresh databases measured; this is the median
   double spread = 0;         // (fastest - slowest) / median rate of those runs
+  // CPU time of the process (every thread: the writer, the pool, the
+  // background workers) during the timed writes of this run, and the spread
+  // of that figure over the runs: on a machine whose cores the writes keep
+  // busy, the wall clock also counts preemptions, the CPU time only the work.
+  double cpu_seconds = 0;
+  double cpu_spread = 0;
 
   std::string Method() const;
   double VectorsPerSecond() const { return seconds > 0 ? vectors / seconds : 0; }

@@ -97,6 +97,7 @@ IngestResult IngestOnce(const Config& c, const Dataset& data, const Target& t,
   // otherwise every 1024 vectors keeps the clock out of the figure.
   const size_t stride = policy == shoal::FsyncPolicy::kAlways ? 1 : 1024;
   size_t done = 0, next_check = stride;
+  const double cpu_before = ProcessCpuSeconds();
   const Stopwatch sw;
   while (done < total) {
     const size_t row = done % n;
@@ -119,6 +120,7 @@ IngestResult IngestOnce(const Config& c, const Dataset& data, const Target& t,
   }
   IngestResult r;
   r.seconds = sw.Seconds();
+  r.cpu_seconds = ProcessCpuSeconds() - cpu_before;
   r.target = t.name;
   r.policy = PolicyName(policy);
   r.batch = batch;
@@ -149,6 +151,11 @@ IngestResult Ingest(const Config& c, const Dataset& data, const Target& t,
   median.reps = static_cast<int>(runs.size());
   median.spread = Spread(runs.front().VectorsPerSecond(), runs.back().VectorsPerSecond(),
                          median.VectorsPerSecond());
+  // CPU per vector of each run (runs capped by the time budget wrote fewer).
+  std::vector<double> cpu;
+  for (const IngestResult& r : runs) cpu.push_back(r.cpu_seconds / std::max<size_t>(r.vectors, 1));
+  std::sort(cpu.begin(), cpu.end());
+  median.cpu_spread = Spread(cpu.front(), cpu.back(), cpu[cpu.size() / 2]);
   StatusLine(fmt::format("[ingest] {:<4} {:<8} {:<15} {:>9} vectors {:>8.3f} s {:>12.0f} vec/s "
                          "(spread {:.1f}% over {} runs){}",
                          t.name, median.policy, median.Method(), median.vectors,
