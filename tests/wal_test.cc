@@ -424,7 +424,7 @@ struct PutPieces {
 
 // A record written through the file is the record BeginRecord + stores
 // would have made, byte for byte; also one written in several runs (12,001
-// puts of 24 bytes: three 128 KiB runs and a short one, then padding).
+// puts of 24 bytes: two 128 KiB runs and a short one).
 TEST_F(WalTest, RecordWrittenThroughTheFileEqualsOneStoredThroughTheMapping) {
   for (uint32_t n : {1u, 3u, 50u, 12001u}) {
     auto stored = NewWriter(1 << 20);

@@ -23,8 +23,8 @@ namespace {
 // BeginRecordWrite writes a payload this many bytes at a time, hashing each
 // run through the view right after its write. Hashing a whole 2.5 MB part
 // after one write read it back from memory: 1M x 128-d rows in batches of
-// 10,000 on /dev/shm took 0.27-0.28 s (cold rows) and 0.23-0.25 s (rows
-// from a 5 MB set) that way, 0.25 s and 0.21-0.22 s in 128 KiB runs
+// 10,000 on /dev/shm took 0.28-0.30 s (cold rows) and 0.24-0.26 s (rows
+// from a 5 MB set) that way, 0.25-0.26 s and 0.21-0.22 s in 128 KiB runs
 // (docs/performance.md, issue 19).
 constexpr size_t kWriteRunBytes = size_t{128} << 10;
 
