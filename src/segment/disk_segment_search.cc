@@ -33,6 +33,7 @@
 #include "segment/candidate_list.h"
 #include "segment/disk_search_scratch.h"
 #include "segment/disk_segment_reader.h"
+#include "segment/entry_points.h"
 #include "segment/pq.h"
 #include "segment/scratch_lease.h"
 #include "segment/sq8.h"
@@ -94,14 +95,9 @@ void DiskSegmentReader::StartWalk(const SearchOptions& options, DiskSearchScratc
   ++stats->distance_computations;
   // The entry points: one scan of their codes; the closest stay listed, so
   // the walk starts near the query rather than at the medoid.
-  const uint8_t* code = entry_point_codes_.data();
-  for (uint32_t v : entry_points_) {
-    const float d = CodeDistanceAt(*s, code);
-    code += code_bytes_;
-    if (s->visited.TestAndSet(v)) continue;
-    ++stats->distance_computations;
-    if (s->list.Accepts(d)) s->list.Insert(d, v);
-  }
+  stats->distance_computations += ListEntryPoints(
+      entry_points_, entry_point_codes_.data(), code_bytes_, 0, entry_points_.size(),
+      [&](const uint8_t* code) { return CodeDistanceAt(*s, code); }, &s->visited, &s->list);
 }
 
 void DiskSegmentReader::ExpandRecord(const float* query, uint32_t node, const char* record,

@@ -16,6 +16,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "segment/candidate_list.h"
+#include "segment/visited_set.h"
+
 namespace shoal::segment {
 
 inline constexpr size_t kMinNodesForEntryPoints = 1024;
@@ -29,9 +32,15 @@ inline size_t EntryPointCount(size_t n) {
   return n < kMinNodesForEntryPoints ? 0 : std::min(n / kNodesPerEntryPoint, kMaxEntryPoints);
 }
 
-// Sets *nodes to `count` nodes spread evenly over 0..n-1 (the middle of each
-// of `count` equal runs) and *codes to their codes, code_bytes each, copied
-// from `all_codes` (node v's at all_codes + v * code_bytes).
+// The i-th of `count` nodes spread evenly over 0..n-1: the middle of the
+// i-th of `count` equal runs. REQUIRES: i < count <= n.
+inline uint32_t SpreadNode(size_t i, size_t count, size_t n) {
+  return static_cast<uint32_t>((2 * i + 1) * n / (2 * count));
+}
+
+// Sets *nodes to `count` nodes spread evenly over 0..n-1 (SpreadNode) and
+// *codes to their codes, code_bytes each, copied from `all_codes` (node v's
+// at all_codes + v * code_bytes).
 // REQUIRES: count <= n.
 inline void SpreadEntryPoints(size_t n, size_t count, const uint8_t* all_codes,
                               size_t code_bytes, std::vector<uint32_t>* nodes,
@@ -41,11 +50,33 @@ inline void SpreadEntryPoints(size_t n, size_t count, const uint8_t* all_codes,
   nodes->reserve(count);
   codes->reserve(count * code_bytes);
   for (size_t i = 0; i < count; ++i) {
-    const uint32_t v = static_cast<uint32_t>((2 * i + 1) * n / (2 * count));
+    const uint32_t v = SpreadNode(i, count, n);
     nodes->push_back(v);
     const uint8_t* code = all_codes + size_t{v} * code_bytes;
     codes->insert(codes->end(), code, code + code_bytes);
   }
+}
+
+// Offers entry points [begin, end) to a walk's list: each one's code
+// distance (distance(code)) is taken, and a node not yet visited is marked
+// visited and listed when the list accepts it. `codes` holds node i's code
+// at codes + i * code_bytes. Returns how many distances counted (those of
+// nodes not visited before).
+template <class CodeDistance>
+size_t ListEntryPoints(const std::vector<uint32_t>& nodes, const uint8_t* codes,
+                       size_t code_bytes, size_t begin, size_t end,
+                       const CodeDistance& distance, VisitedSet* visited,
+                       CandidateList* list) {
+  size_t computed = 0;
+  const uint8_t* code = codes + begin * code_bytes;
+  for (size_t i = begin; i < end; ++i, code += code_bytes) {
+    const float d = distance(code);
+    const uint32_t v = nodes[i];
+    if (visited->TestAndSet(v)) continue;
+    ++computed;
+    if (list->Accepts(d)) list->Insert(d, v);
+  }
+  return computed;
 }
 
 }  // namespace shoal::segment

@@ -168,14 +168,9 @@ absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions&
     // groups whose centres are closest, side by side; the closest entry
     // points stay in the list.
     auto scan = [&](size_t begin, size_t end) {
-      const uint8_t* code = entry_point_codes_.data() + begin * header_.code_bytes;
-      for (size_t i = begin; i < end; ++i, code += header_.code_bytes) {
-        const float d = navigate.query.Distance(code);
-        const uint32_t v = entry_points_[i];
-        if (s->visited.TestAndSet(v)) continue;
-        ++counts->computed;
-        if (list.Accepts(d)) list.Insert(d, v);
-      }
+      counts->computed += ListEntryPoints(
+          entry_points_, entry_point_codes_.data(), header_.code_bytes, begin, end,
+          [&](const uint8_t* code) { return navigate.query.Distance(code); }, &s->visited, &list);
     };
     const size_t groups = entry_group_begin_.empty() ? 0 : entry_group_begin_.size() - 1;
     if (groups <= kEntryGroupsScanned) {
@@ -335,7 +330,7 @@ void SegmentReader::ChooseEntryPoints() {
   std::vector<float> q(header_.dim);
   size_t missed = 0;
   for (size_t i = 0; i < kEntryProbes; ++i) {
-    const uint32_t v = static_cast<uint32_t>((2 * i + 1) * n / (2 * kEntryProbes));
+    const uint32_t v = SpreadNode(i, kEntryProbes, n);
     if (!EnsureVerified(BlockOf(v)).ok()) return;
     std::memcpy(q.data(), NodeVector(NodeRecord(v)), q.size() * sizeof(float));
     s->sq8.Reset(*sq8_, header_.metric, q.data());
