@@ -25,7 +25,7 @@
 #include "gtest/gtest.h"
 #include "segment/segment.h"
 #include "segment/segment_format.h"
-#include "segment/sq4.h"
+#include "segment/residual_sq4.h"
 #include "segment/sq8.h"
 #include "testutil/fault_injection_fs.h"
 #include "testutil/sanitized.h"
@@ -553,15 +553,15 @@ TEST_F(DiskSegmentTest, BudgetTooSmallForSq8GivesFourBitCodesWithExactAnswers) {
     sequences_.clear();
     model_.clear();
     Build(dir, metric);
-    const size_t sq4_bytes = kPoints * segment::Sq4::CodeBytes(kDim);
-    auto budget = MemoryBudget::Create(sq4_bytes + (16 << 10));
+    const size_t four_bit_bytes = kPoints * segment::ResidualSq4::CodeBytes(kDim);
+    auto budget = MemoryBudget::Create(four_bit_bytes + (16 << 10));
     std::shared_ptr<Segment> mapped = OpenMapped();
     ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> s,
                          Segment::Open(FileSystem::Default(), path_, kDim, metric_,
                                        {SegmentStorage::kDisk, size_t{1} << 20, budget}));
     auto& disk = static_cast<segment::DiskSegmentReader&>(*s);
     EXPECT_TRUE(disk.four_bit_codes());
-    EXPECT_EQ(disk.code_bytes(), (kDim + 1) / 2);
+    EXPECT_EQ(disk.code_bytes(), segment::ResidualSq4::CodeBytes(kDim));
     EXPECT_LE(budget->used(), budget->limit());
     // Navigation is coarser; answers still carry exact distances, and the
     // large list still finds nearly what the mapped reader finds.
@@ -586,7 +586,7 @@ TEST_F(DiskSegmentTest, BudgetTooSmallEvenForFourBitCodesStillOpensAndSearches) 
     auto& disk = static_cast<segment::DiskSegmentReader&>(*s);
     EXPECT_TRUE(disk.four_bit_codes());
     EXPECT_EQ(disk.cached_nodes(), 0u);
-    EXPECT_EQ(budget->used(), kPoints * segment::Sq4::CodeBytes(kDim));  // over, said once
+    EXPECT_EQ(budget->used(), kPoints * segment::ResidualSq4::CodeBytes(kDim));  // over, said once
     EXPECT_GE(Recall(*s), 0.8);
   }
   EXPECT_EQ(budget->used(), 0u);

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "segment/candidate_list.h"
-#include "segment/pq.h"
+#include "segment/residual_sq4.h"
 #include "segment/sq8.h"
 #include "segment/visited_set.h"
 #include "shoal/file_system.h"
@@ -44,7 +44,7 @@ struct DiskSearchScratch {
   VisitedSet visited;   // nodes whose code distance was taken
   VisitedSet expanded;  // nodes taken by the walk, expanded as block mates, or reranked
   Sq8Query sq8;  // the query against SQ8 codes,
-  PqQuery pq;    // or against SQ4 codes (DiskSegmentReader::four_bit_codes)
+  ResidualSq4Query residual;  // or against 4-bit codes (DiskSegmentReader::four_bit_codes)
   std::vector<Ranked> rerank;
   AlignedBuffer buffer;  // blocks being read (both walks)
   // Beam search:

@@ -96,8 +96,9 @@ absl::Status DiskSegmentReader::LoadCodes(MemoryBudget* budget) {
       std::memcpy(codes_.data() + first * sq8_bytes, codes, chunk.size());
     }));
   } else {
-    // SQ8 does not fit: 4-bit codes fitted to these (sq4.h).
-    code_bytes_ = Sq4::CodeBytes(header_.dim);
+    // SQ8 does not fit: 4-bit residual codes fitted to the vectors these
+    // decode to (residual_sq4.h), on a sample spread evenly over the nodes.
+    code_bytes_ = ResidualSq4::CodeBytes(header_.dim);
     if (!budget->TryReserve(n * code_bytes_, &reservation)) {
       reservation = budget->ReserveAnyway(n * code_bytes_);
       static std::atomic<bool> said{false};
@@ -108,15 +109,24 @@ absl::Status DiskSegmentReader::LoadCodes(MemoryBudget* budget) {
                      path_.c_str(), static_cast<unsigned long long>(n * code_bytes_));
       }
     }
-    Sq4::Histogram histogram(header_.dim);
-    SHOAL_RETURN_IF_ERROR(stream([&](uint64_t, uint64_t count, const uint8_t* codes) {
-      for (uint64_t i = 0; i < count; ++i) histogram.Add(codes + i * sq8_bytes);
+    const uint32_t dim = header_.dim;
+    const uint32_t groups = ResidualSq4::ChooseGroups(n);
+    const uint64_t samples = std::min<uint64_t>(n, uint64_t{groups} * ResidualSq4::kSamplePerGroup);
+    std::vector<float> sample(samples * dim);
+    uint64_t next = 0;  // sample `next` is node next * n / samples
+    SHOAL_RETURN_IF_ERROR(stream([&](uint64_t first, uint64_t count, const uint8_t* codes) {
+      for (; next < samples && next * n / samples < first + count; ++next) {
+        sq8_->Decode(codes + (next * n / samples - first) * sq8_bytes, &sample[next * dim]);
+      }
     }));
-    sq4_ = std::make_unique<Sq4>(Sq4::Fit(*sq8_, histogram));
+    residual_ = std::make_unique<ResidualSq4>(ResidualSq4::Fit(sample.data(), samples, dim, groups));
+    std::vector<float>().swap(sample);
     codes_.resize(n * code_bytes_);
+    std::vector<float> vector(dim);
     SHOAL_RETURN_IF_ERROR(stream([&](uint64_t first, uint64_t count, const uint8_t* codes) {
       for (uint64_t i = 0; i < count; ++i) {
-        sq4_->Encode(codes + i * sq8_bytes, codes_.data() + (first + i) * code_bytes_);
+        sq8_->Decode(codes + i * sq8_bytes, vector.data());
+        residual_->Encode(vector.data(), codes_.data() + (first + i) * code_bytes_);
       }
     }));
   }

@@ -34,7 +34,6 @@
 #include "segment/disk_search_scratch.h"
 #include "segment/disk_segment_reader.h"
 #include "segment/entry_points.h"
-#include "segment/pq.h"
 #include "segment/scratch_lease.h"
 #include "segment/sq8.h"
 #include "util/coding.h"
@@ -79,7 +78,7 @@ absl::Status DiskSegmentReader::FetchBeam(DiskSearchScratch* s, SegmentSearchSta
 }
 
 float DiskSegmentReader::CodeDistanceAt(const DiskSearchScratch& s, const uint8_t* code) const {
-  return sq4_ != nullptr ? s.pq.Distance(code) : s.sq8.Distance(code);
+  return residual_ != nullptr ? s.residual.Distance(code) : s.sq8.Distance(code);
 }
 
 void DiskSegmentReader::StartWalk(const SearchOptions& options, DiskSearchScratch* s,
@@ -201,8 +200,8 @@ absl::Status DiskSegmentReader::Search(const float* query, const SearchOptions& 
   const uint64_t start = MonotonicNs();
   const ScratchLease lease(&tls_disk_scratch);
   DiskSearchScratch* s = lease.get();
-  if (sq4_ != nullptr) {
-    s->pq.Reset(sq4_->pq(), header_.metric, query);
+  if (residual_ != nullptr) {
+    s->residual.Reset(*residual_, header_.metric, query);
   } else {
     s->sq8.Reset(*sq8_, header_.metric, query);
   }
