@@ -575,6 +575,33 @@ TEST_F(DiskSegmentTest, BudgetTooSmallForSq8GivesFourBitCodesWithExactAnswers) {
   }
 }
 
+TEST_F(DiskSegmentTest, FourBitCodesEncodedOnAPoolWalkAsThoseEncodedOnOneThread) {
+  TempDir dir(TempDir::Storage::kMemory);
+  Build(dir, Metric::kL2);
+  ThreadPool pool(3);
+  std::shared_ptr<Segment> opened[2];
+  for (int with_pool = 0; with_pool < 2; ++with_pool) {
+    SegmentOpenOptions options{SegmentStorage::kDisk, size_t{1} << 20, MemoryBudget::Create(1)};
+    options.pool = with_pool == 1 ? &pool : nullptr;
+    ASSERT_OK_AND_ASSIGN(opened[with_pool],
+                         Segment::Open(FileSystem::Default(), path_, kDim, metric_, options));
+    EXPECT_TRUE(static_cast<segment::DiskSegmentReader&>(*opened[with_pool]).four_bit_codes());
+  }
+  // The same codes: the same walk, node for node.
+  for (size_t q = 0; q < kQueries; ++q) {
+    SegmentSearchStats a, b;
+    ASSERT_OK_AND_ASSIGN(std::vector<Neighbor> one, Search(*opened[0], Query(q), 40, &a));
+    ASSERT_OK_AND_ASSIGN(std::vector<Neighbor> many, Search(*opened[1], Query(q), 40, &b));
+    EXPECT_EQ(a.hops, b.hops);
+    EXPECT_EQ(a.distance_computations, b.distance_computations);
+    ASSERT_EQ(one.size(), many.size());
+    for (size_t i = 0; i < one.size(); ++i) {
+      EXPECT_EQ(one[i].id, many[i].id);
+      EXPECT_EQ(one[i].distance, many[i].distance);
+    }
+  }
+}
+
 TEST_F(DiskSegmentTest, BudgetTooSmallEvenForFourBitCodesStillOpensAndSearches) {
   TempDir dir(TempDir::Storage::kMemory);
   Build(dir, Metric::kL2);

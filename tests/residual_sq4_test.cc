@@ -167,5 +167,18 @@ TEST(ResidualSq4Test, GroupsFollowTheRootOfTheCountAndNeverPassTheCap) {
   }
 }
 
+TEST(ResidualSq4Test, AnEmptySampleGivesZeroCentresThatStillCode) {
+  // A segment with no vectors fits on nothing: every centre and level 0.
+  constexpr uint32_t kDim = 5;
+  const ResidualSq4 code = ResidualSq4::Fit(nullptr, 0, kDim, 1);
+  EXPECT_EQ(code.groups(), 1u);
+  const float x[kDim] = {1, -2, 3, 0, 0.5f};
+  std::vector<uint8_t> bytes(code.code_bytes());
+  code.Encode(x, bytes.data());
+  std::vector<float> decoded(kDim);
+  code.Decode(bytes.data(), decoded.data());
+  for (uint32_t j = 0; j < kDim; ++j) EXPECT_EQ(decoded[j], 0.0f);
+}
+
 }  // namespace
 }  // namespace shoal::segment

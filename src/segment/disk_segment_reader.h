@@ -7,9 +7,9 @@
 // In RAM, read and checked at Open: the header, the footer, the id table
 // (its checksum and order), the codes (the area's checksum; SQ8 as stored,
 // or 4-bit residual codes fitted to them when a memory budget has no room
-// for SQ8, residual_sq4.h) and the node cache (node_cache.h). Version 1 files and files written without codes
-// are not opened (navigating on full vectors would read a block per
-// distance): Segment::Open maps them instead.
+// for SQ8, residual_sq4.h) and the node cache (node_cache.h). Version 1
+// files and files written without codes are not opened (navigating on full
+// vectors would read a block per distance): Segment::Open maps them instead.
 //
 // Node blocks are read on demand into 4096-aligned buffers, one with Read
 // (pread) or several in flight at once with a ReadQueue (io_uring on POSIX),
@@ -59,7 +59,8 @@ class DiskSegmentReader final : public Segment {
   // vectors but no codes gives null (and OK).
   // Codes: SQ8 as stored when options.budget (null: no limit) has room for
   // them, else 4-bit residual codes fitted to them (residual_sq4.h; about
-  // 5 s a million 128-d vectors on one thread), reserved even over
+  // 5 s a million 128-d vectors on one thread, encoded on options.pool),
+  // reserved even over
   // the budget; then a node cache of what the budget has left, at most
   // options.node_cache_bytes. The reservations last as long as the reader.
   static absl::StatusOr<std::shared_ptr<Segment>> Open(FileSystem* fs, const std::string& path,
@@ -112,7 +113,7 @@ class DiskSegmentReader final : public Segment {
 
   // Reads the codes area (checksum, ranges) into RAM as SQ8 or SQ4 codes,
   // as `budget` allows; see Open.
-  absl::Status LoadCodes(MemoryBudget* budget);
+  absl::Status LoadCodes(MemoryBudget* budget, ThreadPool* pool);
 
   // Reads [offset, offset + n) into dst. The file ending early is
   // DataLossError; any error names the file and the offset.

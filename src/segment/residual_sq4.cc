@@ -133,6 +133,11 @@ uint32_t ResidualSq4::ChooseGroups(uint64_t n) {
   return static_cast<uint32_t>(std::clamp<uint64_t>(root, 1, kMaxGroups));
 }
 
+uint64_t ResidualSq4::SampleCount(uint64_t n, uint32_t dim, uint32_t groups) {
+  const uint64_t by_bytes = std::max<uint64_t>(groups, kMaxSampleBytes / (sizeof(float) * dim));
+  return std::min({n, uint64_t{groups} * kSamplePerGroup, by_bytes});
+}
+
 ResidualSq4 ResidualSq4::Fit(const float* sample, size_t count, uint32_t dim, uint32_t groups) {
   // Two levels of k-means: sqrt(groups) coarse groups over the whole
   // sample, then each coarse group's members split into fine groups, as
@@ -151,10 +156,14 @@ ResidualSq4 ResidualSq4::Fit(const float* sample, size_t count, uint32_t dim, ui
   std::vector<uint32_t> first(coarse_count + 1, 0);
   std::vector<float> centres;
   for (uint32_t c = 0; c < coarse_count; ++c) {
-    const auto share = static_cast<uint32_t>(
-        static_cast<double>(groups) * static_cast<double>(members[c].size()) /
-        static_cast<double>(count));
-    const uint32_t fine = std::clamp<uint32_t>(share, 1, kMaxGroups - first[c] - (coarse_count - 1 - c));
+    const auto share =
+        count == 0 ? 0u
+                   : static_cast<uint32_t>(static_cast<double>(groups) *
+                                           static_cast<double>(members[c].size()) /
+                                           static_cast<double>(count));
+    // At least one each, and room left for one in every later coarse group.
+    const uint32_t room = kMaxGroups - first[c] - (coarse_count - 1 - c);
+    const uint32_t fine = std::clamp<uint32_t>(share, 1, room);
     first[c + 1] = first[c] + fine;
     if (members[c].empty()) {
       centres.insert(centres.end(), &coarse[size_t{c} * dim], &coarse[size_t{c + 1} * dim]);

@@ -54,17 +54,23 @@ class ResidualSq4 {
  public:
   static constexpr uint32_t kLevels = 16;
   static constexpr uint32_t kMaxGroups = 1024;  // the group is a u16
-  // Sample vectors per group a fit wants (its caller draws them).
+  // Sample vectors per group a fit wants, within kMaxSampleBytes of floats
+  // (the fit holds about twice that while it runs).
   static constexpr size_t kSamplePerGroup = 32;
+  static constexpr size_t kMaxSampleBytes = size_t{16} << 20;
   static constexpr int kIterations = 8;  // k-means and Lloyd iterations
 
   // Groups for a segment of n vectors: about sqrt(n), 1 to kMaxGroups.
   static uint32_t ChooseGroups(uint64_t n);
+  // Sample vectors to fit a segment of n vectors with: 32 a group, at most
+  // n and kMaxSampleBytes, at least one a group.
+  static uint64_t SampleCount(uint64_t n, uint32_t dim, uint32_t groups);
   static size_t CodeBytes(uint32_t dim) { return (size_t{dim} + 1) / 2 + 10; }
 
   // Fits about `groups` centres and the levels to `count` row-major sample
-  // vectors of dim floats (finite). A pure function of its arguments.
-  // REQUIRES: dim >= 1, count >= 1, 1 <= groups <= kMaxGroups.
+  // vectors of dim floats (finite). A pure function of its arguments. With
+  // no sample every centre and level is 0.
+  // REQUIRES: dim >= 1, 1 <= groups <= kMaxGroups.
   static ResidualSq4 Fit(const float* sample, size_t count, uint32_t dim, uint32_t groups);
 
   uint32_t dim() const { return dim_; }

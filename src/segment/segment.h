@@ -119,6 +119,9 @@ struct SegmentOpenOptions {
   // kDisk: what the codes and the cache reserve from (null: no limit).
   // Shared: a segment's reservations keep it alive until they are released.
   std::shared_ptr<MemoryBudget> budget;
+  // kDisk: threads that encode 4-bit codes when the budget is short (null:
+  // the opening thread alone). Not owned; only used during Open.
+  ThreadPool* pool = nullptr;
 };
 
 class Segment {
