@@ -14,6 +14,7 @@
 
 #include "distance/distance.h"
 #include "gtest/gtest.h"
+#include "util/thread_pool.h"
 
 namespace shoal::segment {
 namespace {
@@ -150,8 +151,8 @@ TEST(ResidualSq4Test, AVectorEqualToItsGroupCentreReadsBackExactly) {
 
 TEST(ResidualSq4Test, GroupsFollowTheRootOfTheCountAndNeverPassTheCap) {
   EXPECT_EQ(ResidualSq4::ChooseGroups(0), 1u);
-  EXPECT_EQ(ResidualSq4::ChooseGroups(10000), 100u);
-  EXPECT_EQ(ResidualSq4::ChooseGroups(1'000'000), 1000u);
+  EXPECT_EQ(ResidualSq4::ChooseGroups(10000), 200u);
+  EXPECT_EQ(ResidualSq4::ChooseGroups(1'000'000), 2000u);
   EXPECT_EQ(ResidualSq4::ChooseGroups(uint64_t{1} << 40), ResidualSq4::kMaxGroups);
   // Fewer sample vectors than groups asked for: still at most the cap, and
   // every vector codes into a group that exists.
@@ -164,6 +165,22 @@ TEST(ResidualSq4Test, GroupsFollowTheRootOfTheCountAndNeverPassTheCap) {
   for (size_t i = 0; i < 300; ++i) {
     code.Encode(&data[i * kDim], bytes.data());
     EXPECT_LT(ResidualSq4::Group(bytes.data(), kDim), code.groups());
+  }
+}
+
+TEST(ResidualSq4Test, AFitOnAPoolCodesAsOneOnTheCallingThread) {
+  constexpr uint32_t kDim = 24;
+  constexpr size_t kN = 3000;
+  const std::vector<float> data = Clustered(kN, kDim, 40, 0.2f, 17);
+  ThreadPool pool(3);
+  const ResidualSq4 alone = ResidualSq4::Fit(data.data(), kN, kDim, 200);
+  const ResidualSq4 pooled = ResidualSq4::Fit(data.data(), kN, kDim, 200, &pool);
+  ASSERT_EQ(alone.groups(), pooled.groups());
+  std::vector<uint8_t> a(alone.code_bytes()), b(pooled.code_bytes());
+  for (size_t i = 0; i < kN; ++i) {
+    alone.Encode(&data[i * kDim], a.data());
+    pooled.Encode(&data[i * kDim], b.data());
+    ASSERT_EQ(a, b) << i;
   }
 }
 

@@ -214,7 +214,7 @@ struct Options {
   // together; 0 = no limit. A segment, when opened, keeps its SQ8 codes
   // (dim + 4 bytes a vector, rounded up to 16) if they fit what is left,
   // else 4-bit residual codes fitted to them at open (ceil(dim / 2) + 10
-  // bytes; Open takes ~4.6 s for a million 128-d vectors on 2 worker
+  // bytes; Open takes ~4 s for a million 128-d vectors on 2 worker
   // threads, against 0.25 s with SQ8; a few more reads for the
   // same recall, docs/performance.md), kept even when they do not fit
   // (said once on stderr); then a node cache of what is left, at most

@@ -121,7 +121,7 @@ absl::Status DiskSegmentReader::LoadCodes(MemoryBudget* budget, ThreadPool* pool
       }
     }));
     residual_ =
-        std::make_unique<ResidualSq4>(ResidualSq4::Fit(sample.data(), samples, dim, groups));
+        std::make_unique<ResidualSq4>(ResidualSq4::Fit(sample.data(), samples, dim, groups, pool));
     std::vector<float>().swap(sample);
     codes_.resize(n * code_bytes_);
     // Each chunk's codes are encoded in parts on the pool (~5 us a code at

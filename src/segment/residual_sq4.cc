@@ -7,12 +7,13 @@
 #include <limits>
 
 #include "distance/distance.h"
+#include "util/thread_pool.h"
 
 namespace shoal::segment {
 namespace {
 
 // Coarse groups a vector's group is looked for in.
-constexpr uint32_t kProbes = 3;
+constexpr uint32_t kProbes = 2;
 
 // Index of the row of `centres` (count rows) nearest to x; `scratch` holds
 // count floats.
@@ -129,8 +130,8 @@ float RootMeanSquare(const float* r, uint32_t dim) {
 }  // namespace
 
 uint32_t ResidualSq4::ChooseGroups(uint64_t n) {
-  const auto root = static_cast<uint64_t>(std::sqrt(static_cast<double>(n)));
-  return static_cast<uint32_t>(std::clamp<uint64_t>(root, 1, kMaxGroups));
+  const auto groups = static_cast<uint64_t>(2 * std::sqrt(static_cast<double>(n)));
+  return static_cast<uint32_t>(std::clamp<uint64_t>(groups, 1, kMaxGroups));
 }
 
 uint64_t ResidualSq4::SampleCount(uint64_t n, uint32_t dim, uint32_t groups) {
@@ -138,7 +139,8 @@ uint64_t ResidualSq4::SampleCount(uint64_t n, uint32_t dim, uint32_t groups) {
   return std::min({n, uint64_t{groups} * kSamplePerGroup, by_bytes});
 }
 
-ResidualSq4 ResidualSq4::Fit(const float* sample, size_t count, uint32_t dim, uint32_t groups) {
+ResidualSq4 ResidualSq4::Fit(const float* sample, size_t count, uint32_t dim, uint32_t groups,
+                             ThreadPool* pool) {
   // Two levels of k-means: sqrt(groups) coarse groups over the whole
   // sample, then each coarse group's members split into fine groups, as
   // many as its share of the sample (at least one).
@@ -154,7 +156,6 @@ ResidualSq4 ResidualSq4::Fit(const float* sample, size_t count, uint32_t dim, ui
         static_cast<uint32_t>(i));
   }
   std::vector<uint32_t> first(coarse_count + 1, 0);
-  std::vector<float> centres;
   for (uint32_t c = 0; c < coarse_count; ++c) {
     const auto share =
         count == 0 ? 0u
@@ -163,14 +164,24 @@ ResidualSq4 ResidualSq4::Fit(const float* sample, size_t count, uint32_t dim, ui
                                            static_cast<double>(count));
     // At least one each, and room left for one in every later coarse group.
     const uint32_t room = kMaxGroups - first[c] - (coarse_count - 1 - c);
-    const uint32_t fine = std::clamp<uint32_t>(share, 1, room);
-    first[c + 1] = first[c] + fine;
-    if (members[c].empty()) {
-      centres.insert(centres.end(), &coarse[size_t{c} * dim], &coarse[size_t{c + 1} * dim]);
-      continue;
+    first[c + 1] = first[c] + std::clamp<uint32_t>(share, 1, room);
+  }
+  // The coarse groups split independently (on the pool, each into its own
+  // rows): the same centres with or without it.
+  std::vector<float> centres(size_t{first[coarse_count]} * dim);
+  const auto split = [&](size_t c) {
+    float* out = &centres[size_t{first[c]} * dim];
+    if (members[c].empty()) {  // one fine group, at the coarse centre
+      std::copy_n(&coarse[c * dim], dim, out);
+      return;
     }
-    const std::vector<float> split = KMeans(sample, members[c], dim, fine);
-    centres.insert(centres.end(), split.begin(), split.end());
+    const std::vector<float> fine = KMeans(sample, members[c], dim, first[c + 1] - first[c]);
+    std::copy(fine.begin(), fine.end(), out);
+  };
+  if (pool == nullptr) {
+    for (uint32_t c = 0; c < coarse_count; ++c) split(c);
+  } else {
+    pool->ParallelFor(coarse_count, split);
   }
   // The levels: per dimension, over every sample vector's scaled residual.
   std::vector<std::vector<float>> values(dim, std::vector<float>(count));

@@ -7,11 +7,11 @@
 //
 // A vector x is coded relative to the nearest of G group centres c_g
 // (k-means of a sample, two levels: sqrt(G) coarse groups, each split into
-// fine ones by its share of the sample; G about sqrt(n), at most
-// kMaxGroups): its residual
-// r = x - c_g is divided by its own scale s = rms(r), and each coordinate of
-// r / s is replaced by the nearest of 16 levels of its dimension
-// (Lloyd-Max: one-dimensional k-means over the sample's scaled residuals).
+// fine ones by its share of the sample; G about 2 sqrt(n), at most
+// kMaxGroups): its residual r = x - c_g is divided by its own scale
+// s = rms(r), and each coordinate of r / s is replaced by the nearest of 16
+// levels of its dimension (Lloyd-Max: one-dimensional k-means over the
+// sample's scaled residuals).
 // So x reads back as c_g + s w, w_j the chosen level of dimension j.
 //
 // Why not plain SQ4 (16 levels of each dimension's whole range): where the
@@ -19,8 +19,9 @@
 // group's centre, a small part of the range; 16 steps of the whole range
 // cannot tell them apart. Measured (1M x 128, 1,000 Gaussian clusters; 100
 // queries; how many of the true 10 nearest are among the 20 / 40 nearest by
-// code distance): plain SQ4 0.707 / 0.839, residual 0.955 / 0.993, SQ8
-// 0.999 / 1.000; on the embedding-like set (100K x 384) 0.998 and 1.000 both.
+// code distance): plain SQ4 0.707 / 0.839, residual (1,977 groups) 0.974 /
+// 0.998, SQ8 0.999 / 1.000; on the embedding-like set (100K x 384) 0.998 /
+// 1.000 plain, 1.000 / 1.000 residual.
 // docs/performance.md, "Residual 4-bit codes".
 //
 // A code is CodeBytes(dim) bytes: the levels, two dimensions a byte
@@ -48,30 +49,35 @@
 #include "segment/pq.h"
 #include "shoal/options.h"
 
+namespace shoal {
+class ThreadPool;
+}
+
 namespace shoal::segment {
 
 class ResidualSq4 {
  public:
   static constexpr uint32_t kLevels = 16;
-  static constexpr uint32_t kMaxGroups = 1024;  // the group is a u16
+  static constexpr uint32_t kMaxGroups = 4096;  // the group is a u16
   // Sample vectors per group a fit wants, within kMaxSampleBytes of floats
   // (the fit holds about twice that while it runs).
   static constexpr size_t kSamplePerGroup = 32;
   static constexpr size_t kMaxSampleBytes = size_t{16} << 20;
   static constexpr int kIterations = 8;  // k-means and Lloyd iterations
 
-  // Groups for a segment of n vectors: about sqrt(n), 1 to kMaxGroups.
+  // Groups for a segment of n vectors: about 2 sqrt(n), 1 to kMaxGroups.
   static uint32_t ChooseGroups(uint64_t n);
-  // Sample vectors to fit a segment of n vectors with: 32 a group, at most
-  // n and kMaxSampleBytes, at least one a group.
+  // Sample vectors to fit a segment of n vectors with: kSamplePerGroup a
+  // group, at most n and kMaxSampleBytes, at least one a group.
   static uint64_t SampleCount(uint64_t n, uint32_t dim, uint32_t groups);
   static size_t CodeBytes(uint32_t dim) { return (size_t{dim} + 1) / 2 + 10; }
 
   // Fits about `groups` centres and the levels to `count` row-major sample
-  // vectors of dim floats (finite). A pure function of its arguments. With
-  // no sample every centre and level is 0.
-  // REQUIRES: dim >= 1, 1 <= groups <= kMaxGroups.
-  static ResidualSq4 Fit(const float* sample, size_t count, uint32_t dim, uint32_t groups);
+  // vectors of dim floats (finite), on pool (may be null). A pure function
+  // of its arguments other than pool. With no sample every centre and level
+  // is 0. REQUIRES: dim >= 1, 1 <= groups <= kMaxGroups.
+  static ResidualSq4 Fit(const float* sample, size_t count, uint32_t dim, uint32_t groups,
+                         ThreadPool* pool = nullptr);
 
   uint32_t dim() const { return dim_; }
   size_t code_bytes() const { return CodeBytes(dim_); }
@@ -115,8 +121,8 @@ class ResidualSq4 {
         midpoint_(std::move(midpoint)),
         levels_(std::move(levels)) {}
 
-  // The group of x: the nearest fine centre within the three nearest
-  // coarse groups.
+  // The group of x: the nearest fine centre within the two nearest coarse
+  // groups.
   uint32_t NearestGroup(const float* x) const;
 
   uint32_t dim_;
