@@ -37,6 +37,7 @@ class CandidateList {
   }
 
   size_t size() const { return size_; }
+  size_t capacity() const { return capacity_; }
   // Entries [0, size()), closest first (nodes carry the kExpanded bit).
   std::span<const Entry> entries() const { return {entries_.data(), size_}; }
   float distance(size_t i) const { return entries_[i].distance; }

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "segment/candidate_list.h"
@@ -46,6 +47,7 @@ struct DiskSearchScratch {
   Sq8Query sq8;  // the query against SQ8 codes,
   ResidualSq4Query residual;  // or against 4-bit codes (DiskSegmentReader::four_bit_codes)
   std::vector<Ranked> rerank;
+  std::vector<std::pair<float, uint32_t>> groups;  // 4-bit codes: (group term, group)
   AlignedBuffer buffer;  // blocks being read (both walks)
   // Beam search:
   std::vector<uint32_t> beam;        // this hop's nodes

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "segment/disk_search_scratch.h"
@@ -141,13 +142,27 @@ absl::Status DiskSegmentReader::LoadCodes(MemoryBudget* budget, ThreadPool* pool
         pool->ParallelFor(parts, encode);
       }
     }));
+    // Each group's entry node: its member nearest the centre (the smallest
+    // scale; the first on a tie).
+    group_nodes_.assign(residual_->groups(), kNoGroupNode);
+    std::vector<float> nearest(residual_->groups(), std::numeric_limits<float>::infinity());
+    for (uint64_t v = 0; v < n; ++v) {
+      const uint8_t* code = codes_.data() + v * code_bytes_;
+      const uint16_t g = ResidualSq4::Group(code, dim);
+      const float scale = ResidualSq4::Scale(code, dim);
+      if (scale < nearest[g] || group_nodes_[g] == kNoGroupNode) {
+        nearest[g] = scale;
+        group_nodes_[g] = static_cast<uint32_t>(v);
+      }
+    }
   }
   reservation_.Merge(std::move(reservation));
   return absl::OkStatus();
 }
 
 void DiskSegmentReader::ChooseEntryPoints(MemoryBudget* budget) {
-  const size_t count = EntryPointCount(header_.vector_count);
+  // With 4-bit codes the groups' nodes serve (StartWalk).
+  const size_t count = residual_ != nullptr ? 0 : EntryPointCount(header_.vector_count);
   if (count == 0) return;
   if (budget != nullptr) {
     MemoryBudget::Reservation r;

@@ -171,10 +171,11 @@ class DiskSegmentReader final : public Segment {
   }
   float CodeDistanceAt(const DiskSearchScratch& s, const uint8_t* code) const;
   // After LoadCodes: the entry points (segment/entry_points.h), when the
-  // budget has room for their codes. Unlike a mapped segment's (which only
-  // a graph the medoid does not cover gets), a disk-resident segment always
-  // has them: a walk that starts near the query reads fewer blocks, and a
-  // read costs more than the scan.
+  // codes are SQ8 and the budget has room for their codes. Unlike a mapped
+  // segment's (which only a graph the medoid does not cover gets), a
+  // disk-resident segment always has them: a walk that starts near the
+  // query reads fewer blocks, and a read costs more than the scan. With
+  // 4-bit codes the groups' nodes (group_nodes_) serve instead.
   void ChooseEntryPoints(MemoryBudget* budget);
   // The other records of block `block`, just read and checked (`bytes`),
   // that the walk has not taken: each is expanded (ExpandRecord) when it is
@@ -204,8 +205,14 @@ class DiskSegmentReader final : public Segment {
   std::unique_ptr<ResidualSq4> residual_;  // null: codes_ holds the SQ8 codes
   std::vector<uint8_t> codes_;   // code_bytes_ per node
   size_t code_bytes_ = 0;
-  // Entry points (ChooseEntryPoints): nodes spread evenly over the node
-  // order, their codes side by side. Set in Open, then immutable.
+  // With 4-bit codes, each group's node nearest its centre (kNoGroupNode:
+  // the group has none), the walk's entry points. Set in Open, then
+  // immutable.
+  static constexpr uint32_t kNoGroupNode = 0xFFFFFFFFu;
+  std::vector<uint32_t> group_nodes_;
+  // Entry points with SQ8 codes (ChooseEntryPoints): nodes spread evenly
+  // over the node order, their codes side by side. Set in Open, then
+  // immutable.
   std::vector<uint32_t> entry_points_;
   std::vector<uint8_t> entry_point_codes_;
   NodeCache cache_;              // built in Open, then immutable

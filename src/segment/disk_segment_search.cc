@@ -97,6 +97,25 @@ void DiskSegmentReader::StartWalk(const SearchOptions& options, DiskSearchScratc
   stats->distance_computations += ListEntryPoints(
       entry_points_, entry_point_codes_.data(), code_bytes_, 0, entry_points_.size(),
       [&](const uint8_t* code) { return CodeDistanceAt(*s, code); }, &s->visited, &s->list);
+  if (residual_ != nullptr) {
+    // With 4-bit codes the groups take the entry points' place: the query's
+    // group terms (computed anyway) rank the groups, and the L nearest
+    // groups' nodes nearest their centres are listed.
+    const std::vector<float>& terms = s->residual.group_terms();
+    s->groups.clear();
+    for (uint32_t g = 0; g < group_nodes_.size(); ++g) {
+      if (group_nodes_[g] != kNoGroupNode) s->groups.push_back({terms[g], g});
+    }
+    const size_t take = std::min(s->groups.size(), s->list.capacity());
+    std::nth_element(s->groups.begin(), s->groups.begin() + take, s->groups.end());
+    for (size_t i = 0; i < take; ++i) {
+      const uint32_t v = group_nodes_[s->groups[i].second];
+      if (s->visited.TestAndSet(v)) continue;
+      const float d = CodeDistance(*s, v);
+      ++stats->distance_computations;
+      if (s->list.Accepts(d)) s->list.Insert(d, v);
+    }
+  }
 }
 
 void DiskSegmentReader::ExpandRecord(const float* query, uint32_t node, const char* record,

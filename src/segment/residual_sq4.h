@@ -141,6 +141,8 @@ class ResidualSq4Query {
   // REQUIRES: q has code.dim() floats, normalized for kCosine. code need
   // not outlive this object.
   void Reset(const ResidualSq4& code, Metric metric, const float* q);
+  // Per group: |q - c_g|^2 under kL2, -<q, c_g> (+1 for kCosine) else.
+  const std::vector<float>& group_terms() const { return group_term_; }
   // The distance between the query and the vector `code` decodes to.
   float Distance(const uint8_t* code) const {
     return group_term_[ResidualSq4::Group(code, dim_)] + k_weight_ * ResidualSq4::K(code, dim_) +
