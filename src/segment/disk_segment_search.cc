@@ -26,6 +26,8 @@
 // large. Reentrant, as segment_search.cc.
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -104,7 +106,9 @@ void DiskSegmentReader::StartWalk(const SearchOptions& options, DiskSearchScratc
     const std::vector<float>& terms = s->residual.group_terms();
     s->groups.clear();
     for (uint32_t g = 0; g < group_nodes_.size(); ++g) {
-      if (group_nodes_[g] != kNoGroupNode) s->groups.push_back({terms[g], g});
+      // NaN (centres beyond the float range) last: the order must be strict.
+      const float t = std::isnan(terms[g]) ? std::numeric_limits<float>::infinity() : terms[g];
+      if (group_nodes_[g] != kNoGroupNode) s->groups.push_back({t, g});
     }
     const size_t take = std::min(s->groups.size(), s->list.capacity());
     std::nth_element(s->groups.begin(), s->groups.begin() + take, s->groups.end());
