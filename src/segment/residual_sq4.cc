@@ -183,26 +183,31 @@ ResidualSq4 ResidualSq4::Fit(const float* sample, size_t count, uint32_t dim, ui
   } else {
     pool->ParallelFor(coarse_count, split);
   }
-  // The levels: per dimension, over every sample vector's scaled residual.
-  std::vector<std::vector<float>> values(dim, std::vector<float>(count));
+  // The levels: per dimension, over every sample vector's scaled residual
+  // (each vector's group and 1 / scale kept, one dimension's values at a
+  // time: no second copy of the sample).
+  std::vector<uint32_t> group(count);
+  std::vector<float> inverse(count);
   std::vector<float> r(dim);
   for (size_t i = 0; i < count; ++i) {
     const float* x = sample + i * dim;
-    const float* c = &centres[size_t{GroupOf(x, coarse, first, centres, dim)} * dim];
+    group[i] = GroupOf(x, coarse, first, centres, dim);
+    const float* c = &centres[size_t{group[i]} * dim];
     for (uint32_t j = 0; j < dim; ++j) r[j] = x[j] - c[j];
     const float s = RootMeanSquare(r.data(), dim);
-    for (uint32_t j = 0; j < dim; ++j) {
-      // Not finite (vectors near the float range's end): 0, so that the
-      // sort below sees a strict order.
-      const float v = s > 0 ? r[j] / s : 0.0f;
-      values[j][i] = std::isfinite(v) ? v : 0.0f;
-    }
+    inverse[i] = s > 0 ? 1.0f / s : 0.0f;
   }
   std::vector<float> level(size_t{dim} * kLevels);
+  std::vector<float> values(count);
   for (uint32_t j = 0; j < dim; ++j) {
-    std::sort(values[j].begin(), values[j].end());
-    FitLevels(values[j], &level[size_t{j} * kLevels]);
-    std::vector<float>().swap(values[j]);
+    for (size_t i = 0; i < count; ++i) {
+      // Not finite (vectors near the float range's end): 0, so that the
+      // sort below sees a strict order.
+      const float v = (sample[i * dim + j] - centres[size_t{group[i]} * dim + j]) * inverse[i];
+      values[i] = std::isfinite(v) ? v : 0.0f;
+    }
+    std::sort(values.begin(), values.end());
+    FitLevels(values, &level[size_t{j} * kLevels]);
   }
   // The PQ codebook of the levels: chunk i = dimensions {2i, 2i + 1};
   // centroid c holds level c & 15 of the first and c >> 4 of the second.

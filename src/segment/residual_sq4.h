@@ -60,9 +60,9 @@ class ResidualSq4 {
   static constexpr uint32_t kLevels = 16;
   static constexpr uint32_t kMaxGroups = 4096;  // the group is a u16
   // Sample vectors per group a fit wants, within kMaxSampleBytes of floats
-  // (the fit holds about twice that while it runs).
+  // (transient at open, so kept well below the codes it fits).
   static constexpr size_t kSamplePerGroup = 32;
-  static constexpr size_t kMaxSampleBytes = size_t{16} << 20;
+  static constexpr size_t kMaxSampleBytes = size_t{4} << 20;
   static constexpr int kIterations = 8;  // k-means and Lloyd iterations
 
   // Groups for a segment of n vectors: about 2 sqrt(n), 1 to kMaxGroups.
