@@ -20,8 +20,8 @@
 // cannot tell them apart. Measured (1M x 128, 1,000 Gaussian clusters; 100
 // queries; how many of the true 10 nearest are among the 20 / 40 nearest by
 // code distance): plain SQ4 0.707 / 0.839, residual (1,979 groups, 8K
-// sample vectors) 0.968 / 0.996, SQ8 0.999 / 1.000; on the embedding-like set (100K x 384) 0.998 /
-// 1.000 plain, 1.000 / 1.000 residual.
+// sample vectors) 0.968 / 0.996, SQ8 0.999 / 1.000; on the embedding-like
+// set (100K x 384) 0.998 / 1.000 plain, 1.000 / 1.000 residual.
 // docs/performance.md, "Residual 4-bit codes".
 //
 // A code is CodeBytes(dim) bytes: the levels, two dimensions a byte
