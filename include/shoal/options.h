@@ -220,7 +220,8 @@ struct Options {
   // (said once on stderr); then a node cache of what is left, at most
   // node_cache_bytes. A segment's share is freed when it is dropped, so
   // segments opened while a merge runs see less. Not counted: the id tables
-  // (24 bytes an entry) and searches' scratch.
+  // (24 bytes an entry), the 4-bit codes' group centres (about 2 sqrt(n) x
+  // dim floats a segment: 1 MiB for 1M x 128) and searches' scratch.
   size_t memory_budget_bytes = 0;
   // Threads for parallel work (batch writes, recovery, search fan-out).
   // 0 = std::thread::hardware_concurrency(); at most 1024. Open returns

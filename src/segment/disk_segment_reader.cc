@@ -159,10 +159,10 @@ absl::Status DiskSegmentReader::LoadCodes(MemoryBudget* budget, ThreadPool* pool
       }
     }
 #if defined(__GLIBC__)
-    // The fit's sample and scratch (up to ~32 MiB, freed by now) would
+    // The fit's sample (at most 4 MiB) and scratch, freed by now, would
     // otherwise stay resident in the opening thread's malloc arena: with two
-    // shards fitted at once, 16 MiB of a process whose budget is the point
-    // (1M x 128, docs/performance.md).
+    // shards fitted at once and a 16 MiB sample, 16 MiB of a process whose
+    // budget is the point (1M x 128, docs/performance.md).
     malloc_trim(0);
 #endif
   }
