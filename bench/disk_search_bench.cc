@@ -127,9 +127,10 @@ int main(int argc, char** argv) {
     }
     std::printf("ground truth: %.1f s\n", Seconds(start));
   }
-  auto opened = shoal::Segment::Open(
-      fs, path, dim, shoal::Metric::kL2,
-      {shoal::SegmentStorage::kDisk, static_cast<size_t>(absl::GetFlag(FLAGS_cache_bytes))});
+  shoal::SegmentOpenOptions open_options;
+  open_options.storage = shoal::SegmentStorage::kDisk;
+  open_options.node_cache_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_cache_bytes));
+  auto opened = shoal::Segment::Open(fs, path, dim, shoal::Metric::kL2, open_options);
   if (!opened.ok()) Die(opened.status(), "open");
   std::shared_ptr<shoal::Segment> segment = *opened;
   auto& reader = static_cast<shoal::segment::DiskSegmentReader&>(*segment);

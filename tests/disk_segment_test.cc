@@ -150,7 +150,10 @@ class DiskSegmentTest : public ::testing::Test {
 
   absl::StatusOr<std::shared_ptr<Segment>> OpenDisk(size_t cache_bytes = 0,
                                                     FileSystem* fs = FileSystem::Default()) {
-    return Segment::Open(fs, path_, kDim, metric_, {SegmentStorage::kDisk, cache_bytes});
+    SegmentOpenOptions options;
+    options.storage = SegmentStorage::kDisk;
+    options.node_cache_bytes = cache_bytes;
+    return Segment::Open(fs, path_, kDim, metric_, options);
   }
   std::shared_ptr<Segment> OpenMapped() {
     auto s = Segment::Open(FileSystem::Default(), path_, kDim, metric_);
