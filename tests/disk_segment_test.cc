@@ -1005,6 +1005,65 @@ TEST_F(DiskDbTest, DiskModeOverSegmentsWrittenMappedAnswersTheSame) {
   EXPECT_EQ(batch.hops, stats.hops);
 }
 
+// From 16,384 stored vectors on (collection.cc), a disk-resident DB
+// searches a query's shards at once on its worker threads, so that their
+// reads overlap; SearchBatch searches each query's shards one after the
+// other. Both give the same answers.
+TEST(DiskDbShardsTest, ShardsSearchedAtOnceAnswerAsOneAfterTheOther) {
+  constexpr size_t kMany = 20000;
+  constexpr size_t kFew = 20;
+  TempDir dir;
+  const std::vector<float> data = Clustered(kMany, 11, Metric::kL2);
+  const std::vector<float> queries = Clustered(kFew, 12, Metric::kL2);
+  Options o = test::DefaultOptions(kDim, Metric::kL2, 2);
+  o.compaction.automatic = false;
+  {
+    ASSERT_OK_AND_ASSIGN(auto db, DB::Open(o, dir.path()));
+    std::vector<uint64_t> ids(kMany);
+    for (size_t i = 0; i < kMany; ++i) ids[i] = i;
+    ASSERT_OK(db->BulkLoad(ids, data));
+    ASSERT_OK(db->Close());
+  }
+  o.segment_storage = SegmentStorage::kDisk;
+  o.node_cache_bytes = 0;  // every expanded node is read
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(o, dir.path()));
+  const SearchOptions options{.k = 10, .list_size = 64};
+  ASSERT_OK_AND_ASSIGN(const std::vector<std::vector<Neighbor>> batch,
+                       db->SearchBatch(queries, options));
+  ASSERT_EQ(batch.size(), kFew);
+  for (size_t q = 0; q < kFew; ++q) {
+    SearchStats stats;
+    SearchOptions with_stats = options;
+    with_stats.stats = &stats;
+    ASSERT_OK_AND_ASSIGN(const std::vector<Neighbor> one,
+                         db->Search({queries.data() + q * kDim, kDim}, with_stats));
+    ASSERT_EQ(one.size(), 10u);
+    ASSERT_EQ(one.size(), batch[q].size());
+    for (size_t i = 0; i < one.size(); ++i) {
+      EXPECT_EQ(one[i].id, batch[q][i].id) << q << " " << i;
+      EXPECT_EQ(one[i].distance, batch[q][i].distance) << q << " " << i;
+    }
+    EXPECT_EQ(stats.segments, 2u);  // one segment a shard
+    EXPECT_GT(stats.reads, 0u);
+  }
+  // Two threads at once, each query's shards on the pool (TSan in CI).
+  std::atomic<size_t> differ{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&] {
+      for (size_t q = 0; q < kFew; ++q) {
+        absl::StatusOr<std::vector<Neighbor>> got =
+            db->Search({queries.data() + q * kDim, kDim}, options);
+        bool same = got.ok() && got->size() == batch[q].size();
+        for (size_t i = 0; same && i < got->size(); ++i) same = (*got)[i].id == batch[q][i].id;
+        differ += !same;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(differ.load(), 0u);
+}
+
 TEST_F(DiskDbTest, MemoryBudgetTooSmallForSq8StillAnswersFromFourBitCodes) {
   Options o = Disk();
   o.memory_budget_bytes = 4096;  // far below any segment's codes

@@ -26,6 +26,11 @@ namespace {
 // shards, 2 vCPUs) one thread was faster at every list size (list_size 20:
 // 13.6K -> 18.2-20.6K QPS; 100: 8.2K -> 8.6-8.8K), i.e. up to 10^7.
 constexpr size_t kParallelSearchWork = size_t{1} << 25;
+// With disk-resident segments (Options::segment_storage kDisk), from this
+// many stored vectors on: each shard's walks then wait on block reads
+// (~50-70 us each, tens a walk), so the shards are searched at once and
+// their reads overlap, where one after the other they add up.
+constexpr size_t kParallelDiskSearchVectors = size_t{1} << 14;
 
 // SearchOptions::stats of a search made of parts run at once.
 void AddSearchStats(const SearchStats& from, SearchStats* to) {
@@ -49,7 +54,8 @@ absl::StatusOr<std::unique_ptr<Collection>> Collection::Open(
     const CollectionOptions& options, const std::vector<ShardMeta>& shards) {
   std::unique_ptr<Collection> c(
       new Collection(context.fs, context.pool, dir, std::move(name), options, context.manifest,
-                     context.incarnation));
+                     context.incarnation,
+                     context.db_options.segment_storage == SegmentStorage::kDisk));
   const Options& db_options = context.db_options;
   if (db_options.fsync == FsyncPolicy::kAlways && db_options.collection_commit_log) {
     wal::CommitLogOptions log_options;
@@ -387,9 +393,10 @@ absl::StatusOr<std::vector<Neighbor>> Collection::Search(std::span<const float> 
   SHOAL_RETURN_IF_ERROR(ValidateSearchOptions(options));
   std::vector<float> q;
   SHOAL_RETURN_IF_ERROR(PrepareQuery(query, &q));
-  if (shards_.size() == 1 || live_count() * options.list_size < kParallelSearchWork) {
-    return SearchShards(q.data(), options);
-  }
+  const size_t stored = live_count();
+  const bool at_once = stored * options.list_size >= kParallelSearchWork ||
+                       (disk_resident_ && stored >= kParallelDiskSearchVectors);
+  if (shards_.size() == 1 || !at_once) return SearchShards(q.data(), options);
   std::vector<std::vector<Neighbor>> parts(shards_.size());
   std::vector<absl::Status> status(shards_.size());
   // Each shard adds to a SearchStats of its own (they run at once).

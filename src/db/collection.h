@@ -94,9 +94,10 @@ class Collection {
 
  private:
   Collection(FileSystem* fs, ThreadPool* pool, std::string dir, std::string name,
-             const CollectionOptions& options, ManifestEditor* manifest, uint64_t incarnation)
+             const CollectionOptions& options, ManifestEditor* manifest, uint64_t incarnation,
+             bool disk_resident)
       : fs_(fs), pool_(pool), dir_(std::move(dir)), name_(std::move(name)), options_(options),
-        manifest_(manifest), incarnation_(incarnation) {}
+        manifest_(manifest), incarnation_(incarnation), disk_resident_(disk_resident) {}
 
   // The query as searched: validated, and normalized for kCosine.
   absl::Status PrepareQuery(std::span<const float> query, std::vector<float>* out) const;
@@ -125,6 +126,8 @@ class Collection {
   const CollectionOptions options_;
   ManifestEditor* const manifest_;
   const uint64_t incarnation_;
+  // Options::segment_storage is kDisk: a segment search waits on reads.
+  const bool disk_resident_;
   // What the shards' log syncers know of each other, and the commit log
   // (before shards_: they outlive them).
   wal::GroupCommitCounters group_commit_;

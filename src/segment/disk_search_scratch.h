@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "segment/candidate_list.h"
+#include "segment/hashed_visited_set.h"
 #include "segment/residual_sq4.h"
 #include "segment/sq8.h"
-#include "segment/visited_set.h"
 #include "shoal/file_system.h"
 #include "util/aligned_buffer.h"
 
@@ -42,8 +42,10 @@ struct DiskSearchScratch {
   };
 
   CandidateList list;
-  VisitedSet visited;   // nodes whose code distance was taken
-  VisitedSet expanded;  // nodes taken by the walk, expanded as block mates, or reranked
+  // Hashed, not a mark per node: a thread's scratch then stays small
+  // whatever the segment's size (hashed_visited_set.h).
+  HashedVisitedSet visited;   // nodes whose code distance was taken
+  HashedVisitedSet expanded;  // nodes taken by the walk, expanded as block mates, or reranked
   Sq8Query sq8;  // the query against SQ8 codes,
   ResidualSq4Query residual;  // or against 4-bit codes (DiskSegmentReader::four_bit_codes)
   std::vector<Ranked> rerank;

@@ -62,10 +62,11 @@ inline void SpreadEntryPoints(size_t n, size_t count, const uint8_t* all_codes,
 // visited and listed when the list accepts it. `codes` holds node i's code
 // at codes + i * code_bytes. Returns how many distances counted (those of
 // nodes not visited before).
-template <class CodeDistance>
+// `visited` is a VisitedSet or a HashedVisitedSet.
+template <class CodeDistance, class Visited>
 size_t ListEntryPoints(const std::vector<uint32_t>& nodes, const uint8_t* codes,
                        size_t code_bytes, size_t begin, size_t end,
-                       const CodeDistance& distance, VisitedSet* visited,
+                       const CodeDistance& distance, Visited* visited,
                        CandidateList* list) {
   size_t computed = 0;
   const uint8_t* code = codes + begin * code_bytes;
