@@ -17,8 +17,12 @@
 //
 // The codes are made as DiskSegmentReader makes them: SQ8 trained on every
 // vector; the 4-bit residual codes fitted to a sample of the vectors the SQ8
-// codes read back as (ResidualSq4::SampleCount of them, node i * n / count)
-// and encoded from those vectors.
+// codes read back as (ResidualSq4::SampleCount of them, vector i * n /
+// count) and encoded from those vectors. Two differences: the vectors are
+// in the data set's order (a segment's nodes are in its locality order,
+// so its sample holds other vectors), and they are one segment of all n
+// vectors (a DB of S shards holds S segments of about n / S, each with
+// fewer groups).
 //
 //   code_rank_bench --dataset large --queries 200
 //
@@ -34,6 +38,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "dataset.h"
@@ -64,8 +69,8 @@ std::vector<uint32_t> ParseList(const std::string& text) {
   std::vector<uint32_t> out;
   for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipEmpty())) {
     uint32_t v;
-    if (!absl::SimpleAtoi(part, &v) || v == 0) {
-      std::fprintf(stderr, "not a positive number: %s\n", std::string(part).c_str());
+    if (!absl::SimpleAtoi(part, &v) || v == 0 || v > kMaxRank) {
+      std::fprintf(stderr, "not a number in 1..%zu: %s\n", kMaxRank, std::string(part).c_str());
       std::exit(2);
     }
     out.push_back(v);
@@ -151,7 +156,9 @@ int main(int argc, char** argv) {
   const Sq8 sq8 = Sq8::Train(data.base.data(), n, dim);
   const size_t sq8_bytes = Sq8::CodeBytes(dim);
   std::vector<uint8_t> sq8_codes(n * sq8_bytes);
-  pool->ParallelFor(n, [&](size_t i) { sq8.Encode(&data.base[i * dim], &sq8_codes[i * sq8_bytes]); });
+  pool->ParallelFor(n, [&](size_t i) {
+    sq8.Encode(&data.base[i * dim], &sq8_codes[i * sq8_bytes]);
+  });
   const uint32_t groups = ResidualSq4::ChooseGroups(n);
   const uint64_t samples = ResidualSq4::SampleCount(n, dim, groups);
   std::vector<float> sample(samples * dim);
@@ -168,7 +175,8 @@ int main(int argc, char** argv) {
   });
   std::vector<std::vector<uint32_t>> members(four.groups());
   for (size_t i = 0; i < n; ++i) {
-    members[ResidualSq4::Group(&four_codes[i * four_bytes], dim)].push_back(static_cast<uint32_t>(i));
+    const uint16_t group = ResidualSq4::Group(&four_codes[i * four_bytes], dim);
+    members[group].push_back(static_cast<uint32_t>(i));
   }
 
   std::printf("%s: %zu x %u, %s, %zu queries; true %u nearest by brute force\n",

@@ -49,6 +49,8 @@ ABSL_FLAG(uint32_t, reads, 20000, "reads per row");
 
 namespace {
 
+#ifdef SHOAL_HAVE_LIBURING
+
 std::vector<uint32_t> ParseList(const std::string& text) {
   std::vector<uint32_t> out;
   for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipEmpty())) {
@@ -61,8 +63,6 @@ std::vector<uint32_t> ParseList(const std::string& text) {
   }
   return out;
 }
-
-#ifdef SHOAL_HAVE_LIBURING
 
 constexpr size_t kBlock = 4096;
 constexpr uint32_t kMaxDepth = 64;
@@ -98,7 +98,10 @@ void Probe(int fd, uint64_t blocks, uint32_t depth, int64_t gap_ns, uint32_t rea
       io_uring_prep_read(sqe, fd, buffers + slot * kBlock, kBlock, (rng() % blocks) * kBlock);
       sqe->user_data = slot;
       submitted_at[slot] = NowNs();
-      io_uring_submit(&ring);
+      if (const int r = io_uring_submit(&ring); r != 1) {
+        std::fprintf(stderr, "io_uring_submit: %s\n", r < 0 ? std::strerror(-r) : "nothing");
+        std::exit(1);
+      }
       last_submit = NowNs();
       ++submitted;
     }
@@ -106,7 +109,8 @@ void Probe(int fd, uint64_t blocks, uint32_t depth, int64_t gap_ns, uint32_t rea
     unsigned head, found = 0;
     io_uring_for_each_cqe(&ring, head, cqe) {
       if (cqe->res != static_cast<int>(kBlock)) {
-        std::fprintf(stderr, "read failed: %s\n", cqe->res < 0 ? std::strerror(-cqe->res) : "short");
+        std::fprintf(stderr, "read failed: %s\n",
+                     cqe->res < 0 ? std::strerror(-cqe->res) : "short read");
         std::exit(1);
       }
       const auto slot = static_cast<uint32_t>(cqe->user_data);

@@ -19,10 +19,10 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DSHOAL_SANITIZE=thread -DSHOAL_BUILD_BENCH=OFF -DSHOAL_BUILD_TOOLS=OFF
 cmake --build build-tsan -j "$jobs" --target concurrency_test wal_test stress_test direct_log_test \
-  compaction_test segment_merge_test disk_segment_test read_queue_test
+  compaction_test segment_merge_test disk_segment_test read_queue_test thread_pool_test
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir build-tsan --output-on-failure -j "$jobs" \
-  -R '^(ConcurrencyTest|ConcurrencyDropTest|ConcurrencyInPlaceTest|EveryFsyncPolicy/ConcurrencyTest|WalTest|StressTest|DirectIoLogDbTest|CompactionTest|SegmentMergeTest|DiskSegmentConcurrencyTest|DiskDbShardsTest|Storage/ReadQueueTest)'
+  -R '^(ConcurrencyTest|ConcurrencyDropTest|ConcurrencyInPlaceTest|EveryFsyncPolicy/ConcurrencyTest|WalTest|StressTest|DirectIoLogDbTest|CompactionTest|SegmentMergeTest|DiskSegmentConcurrencyTest|DiskDbShardsTest|ThreadPoolTest|Storage/ReadQueueTest)'
 
 # Fuzzing: libFuzzer targets (tests/fuzz/) built with clang + ASan/UBSan, each
 # run for a fixed number of inputs from the committed seed corpus. New inputs

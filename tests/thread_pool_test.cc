@@ -7,8 +7,10 @@
 #include "util/thread_pool.h"
 
 #include <atomic>
+#include <chrono>
 #include <new>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -51,6 +53,48 @@ TEST(ThreadPoolTest, AnExceptionInATaskIsRethrownToTheCaller) {
   std::atomic<int> ran{0};
   pool.ParallelFor(100, [&](size_t) { ran.fetch_add(1); });
   EXPECT_EQ(ran.load(), 100);
+}
+
+// While the last of its indices runs on a worker, ParallelForWithoutHelping
+// only waits: another call's queued part stays queued for a worker, where
+// ParallelFor's caller would run it (a search must not wait for a queued
+// chunk of a graph build).
+TEST(ThreadPoolTest, WithoutHelpingTheCallerNeverRunsOtherQueuedWork) {
+  ThreadPool pool(1);
+  std::atomic<bool> worker_started{false}, other_blocked{false}, release_other{false};
+  std::atomic<std::thread::id> other_part_ran_on{};
+  std::thread other;
+  const std::thread::id caller = std::this_thread::get_id();
+  // One index runs on each thread: the caller's waits for the worker's to
+  // start, so the caller cannot take both.
+  pool.ParallelForWithoutHelping(2, [&](size_t) {
+    if (std::this_thread::get_id() != caller) {
+      // The worker's index: busy while the caller waits for it.
+      worker_started = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      return;
+    }
+    while (!worker_started) std::this_thread::yield();
+    // Another call queues a part for the busy worker: its own thread takes
+    // index 0 and blocks there, index 1 waits in the queue.
+    other = std::thread([&] {
+      pool.ParallelFor(2, [&](size_t j) {
+        if (j == 0) {
+          other_blocked = true;
+          while (!release_other) std::this_thread::yield();
+        } else {
+          other_part_ran_on = std::this_thread::get_id();
+        }
+      });
+    });
+    while (!other_blocked) std::this_thread::yield();
+  });
+  // The worker, once free, ran the other call's index 1; this thread did
+  // not, while it waited.
+  release_other = true;
+  other.join();
+  EXPECT_NE(other_part_ran_on.load(), std::thread::id{});
+  EXPECT_NE(other_part_ran_on.load(), caller);
 }
 
 }  // namespace

@@ -201,7 +201,10 @@ struct Options {
   // How segments are read while searched; see SegmentStorage. kDisk trades
   // latency (one block read per expanded node not in the cache, about
   // list_size per segment per query) for RAM (about code bytes + 24 bytes
-  // per vector, plus the cache).
+  // per vector, plus the cache). With kDisk a search of a collection of
+  // 16,384 vectors or more searches its shards at once, on the worker
+  // threads too (their reads overlap); each thread that searched keeps a
+  // scratch of a few hundred KiB and an io_uring ring for its lifetime.
   SegmentStorage segment_storage = SegmentStorage::kMapped;
   // kDisk only: per segment, bytes of node records (full vector and
   // neighbour list) pinned in RAM, the medoid's neighbourhood breadth-first:

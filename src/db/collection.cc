@@ -29,7 +29,11 @@ constexpr size_t kParallelSearchWork = size_t{1} << 25;
 // With disk-resident segments (Options::segment_storage kDisk), from this
 // many stored vectors on: each shard's walks then wait on block reads
 // (~50-70 us each, tens a walk), so the shards are searched at once and
-// their reads overlap, where one after the other they add up.
+// their reads overlap, where one after the other they add up. Measured at
+// 1M x 128 (docs/performance.md); the threshold itself was not tuned: a
+// collection this large either has segments, whose walks take hundreds of
+// microseconds, or memtables whose exact scans take as long, either way
+// well above a pool thread's wake-up.
 constexpr size_t kParallelDiskSearchVectors = size_t{1} << 14;
 
 // SearchOptions::stats of a search made of parts run at once.
@@ -401,7 +405,8 @@ absl::StatusOr<std::vector<Neighbor>> Collection::Search(std::span<const float> 
   std::vector<absl::Status> status(shards_.size());
   // Each shard adds to a SearchStats of its own (they run at once).
   std::vector<SearchStats> stats(options.stats != nullptr ? shards_.size() : 0);
-  pool_->ParallelFor(shards_.size(), [&](size_t i) {
+  // Without helping: a search must not wait for a queued graph build's chunk.
+  pool_->ParallelForWithoutHelping(shards_.size(), [&](size_t i) {
     TopK top(options.k);
     SearchOptions mine = options;
     if (options.stats != nullptr) mine.stats = &stats[i];

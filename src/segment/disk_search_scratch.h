@@ -2,7 +2,8 @@
 //
 // A disk-resident segment search's scratch (DiskSegmentReader::Search, both
 // walks): kept per thread in a thread_local (ScratchLease), so that a query
-// allocates nothing once its thread has searched a segment this large.
+// allocates nothing once its thread has made a search this large (lists,
+// visited sets and buffers grow to what a search uses, not to the segment).
 // Not thread-safe.
 
 #ifndef SHOAL_SRC_SEGMENT_DISK_SEARCH_SCRATCH_H_

@@ -9,9 +9,10 @@
 // RAM as much as its codes do. Here they grow to what a search needs:
 // 6 bytes a slot, twice the nodes seen, rounded up to a power of two.
 //
-// Same interface as VisitedSet: emptying is one increment of a 16-bit epoch
-// (a slot is taken when its epoch is the current one). Not thread-safe;
-// one per search thread, reused across searches.
+// Clear, TestAndSet and Contains as VisitedSet's (no marks() or epoch(): no
+// branch-free loops over it). Emptying is one increment of a 16-bit epoch (a
+// slot is taken when its epoch is the current one). Not thread-safe; one
+// per search thread, reused across searches.
 
 #ifndef SHOAL_SRC_SEGMENT_HASHED_VISITED_SET_H_
 #define SHOAL_SRC_SEGMENT_HASHED_VISITED_SET_H_

@@ -69,6 +69,14 @@ bool ThreadPool::RunOne() {
 }
 
 void ThreadPool::ParallelFor(size_t n, const std::function<void(size_t)>& fn) {
+  Run(n, fn, /*help=*/true);
+}
+
+void ThreadPool::ParallelForWithoutHelping(size_t n, const std::function<void(size_t)>& fn) {
+  Run(n, fn, /*help=*/false);
+}
+
+void ThreadPool::Run(size_t n, const std::function<void(size_t)>& fn, bool help) {
   if (n == 0) return;
   if (n == 1 || workers_.empty()) {
     for (size_t i = 0; i < n; ++i) fn(i);
@@ -115,7 +123,8 @@ void ThreadPool::ParallelFor(size_t n, const std::function<void(size_t)>& fn) {
   }
   work_ready_.SignalAll();
   work();
-  // Help with other queued work (e.g. a nested ParallelFor) while waiting.
+  // With `help`, run other queued work (e.g. a nested ParallelFor) while
+  // waiting.
   while (true) {
     {
       MutexLock lock(&state->mu);
@@ -124,7 +133,7 @@ void ThreadPool::ParallelFor(size_t n, const std::function<void(size_t)>& fn) {
         return;
       }
     }
-    if (!RunOne()) {
+    if (!help || !RunOne()) {
       MutexLock lock(&state->mu);
       if (state->done != n) state->finished.WaitFor(&state->mu, std::chrono::milliseconds(1));
     }

@@ -42,6 +42,12 @@ class ThreadPool {
   // and the first exception is rethrown on the calling thread, once every
   // running call has returned.
   void ParallelFor(size_t n, const std::function<void(size_t)>& fn);
+  // As ParallelFor, except that while the last of its indices run on other
+  // threads the caller only waits: it never runs other queued work, so its
+  // latency does not depend on what else the pool holds (a graph build
+  // queues chunks that run for seconds). For a short fn that never waits on
+  // this pool itself (a search's shards); nested calls must use ParallelFor.
+  void ParallelForWithoutHelping(size_t n, const std::function<void(size_t)>& fn);
 
  private:
   ThreadPool() = default;
@@ -50,6 +56,9 @@ class ThreadPool {
   void WorkerLoop();
   // Runs one queued task if there is one. REQUIRES: mu_ not held.
   bool RunOne();
+  // ParallelFor and ParallelForWithoutHelping: `help` runs queued tasks
+  // while waiting.
+  void Run(size_t n, const std::function<void(size_t)>& fn, bool help);
 
   Mutex mu_;
   CondVar work_ready_;
