@@ -192,22 +192,21 @@ int main(int argc, char** argv) {
   std::vector<uint32_t> all(n);
   for (size_t i = 0; i < n; ++i) all[i] = static_cast<uint32_t>(i);
   std::vector<std::vector<size_t>> truth_ranks(queries);
-  pool->ParallelFor(queries, [&](size_t q) {
-    Sq8Query query;
-    query.Reset(sq8, metric, &data.queries[q * dim]);
-    truth_ranks[q] = TruthRanks(truth[q], all, [&](uint32_t v) {
-      return query.Distance(&sq8_codes[size_t{v} * sq8_bytes]);
+  // Every vector scored by its code (Query: Sq8Query or ResidualSq4Query).
+  auto exhaustive = [&]<typename Query>(const auto& code, const std::vector<uint8_t>& codes,
+                                        size_t code_bytes, const char* name) {
+    pool->ParallelFor(queries, [&](size_t q) {
+      Query query;
+      query.Reset(code, metric, &data.queries[q * dim]);
+      truth_ranks[q] = TruthRanks(truth[q], all, [&](uint32_t v) {
+        return query.Distance(&codes[size_t{v} * code_bytes]);
+      });
     });
-  });
-  Report("SQ8, every vector", truth_ranks, ranks, static_cast<double>(n));
-  pool->ParallelFor(queries, [&](size_t q) {
-    ResidualSq4Query query;
-    query.Reset(four, metric, &data.queries[q * dim]);
-    truth_ranks[q] = TruthRanks(truth[q], all, [&](uint32_t v) {
-      return query.Distance(&four_codes[size_t{v} * four_bytes]);
-    });
-  });
-  Report("4-bit residual, every vector", truth_ranks, ranks, static_cast<double>(n));
+    Report(name, truth_ranks, ranks, static_cast<double>(n));
+  };
+  exhaustive.operator()<Sq8Query>(sq8, sq8_codes, sq8_bytes, "SQ8, every vector");
+  exhaustive.operator()<ResidualSq4Query>(four, four_codes, four_bytes,
+                                          "4-bit residual, every vector");
   for (const uint32_t p : probes) {
     const size_t take = std::min<size_t>(p, four.groups());
     std::vector<size_t> scored(queries, 0);
