@@ -1064,6 +1064,51 @@ TEST(DiskDbShardsTest, ShardsSearchedAtOnceAnswerAsOneAfterTheOther) {
   EXPECT_EQ(differ.load(), 0u);
 }
 
+// The same path while a merge replaces the segments the pool threads read:
+// each search reads the snapshot it took (TSan in CI).
+TEST(DiskDbShardsTest, ShardsSearchedAtOnceWhileCompactionReplacesTheirSegments) {
+  constexpr size_t kMany = 20000;
+  constexpr size_t kFew = 10;
+  TempDir dir;
+  const std::vector<float> data = Clustered(kMany, 13, Metric::kL2);
+  const std::vector<float> queries = Clustered(kFew, 14, Metric::kL2);
+  Options o = test::DefaultOptions(kDim, Metric::kL2, 2);
+  o.compaction.automatic = false;
+  o.segment_storage = SegmentStorage::kDisk;
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(o, dir.path()));
+  // Two bulk loads: two segments a shard.
+  for (size_t half = 0; half < 2; ++half) {
+    std::vector<uint64_t> ids;
+    for (size_t i = half; i < kMany; i += 2) ids.push_back(i);
+    std::vector<float> rows;
+    for (const uint64_t id : ids) {
+      rows.insert(rows.end(), data.begin() + id * kDim, data.begin() + (id + 1) * kDim);
+    }
+    ASSERT_OK(db->BulkLoad(ids, rows));
+  }
+  ASSERT_EQ(test::SegmentFiles(dir.path()).size(), 4u);
+  std::atomic<bool> done{false};
+  std::atomic<size_t> failures{0}, searches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&] {
+      for (size_t round = 0; !done.load() || round < 2; ++round) {
+        for (size_t q = 0; q < kFew; ++q) {
+          absl::StatusOr<std::vector<Neighbor>> got =
+              db->Search({queries.data() + q * kDim, kDim}, {.k = 10, .list_size = 64});
+          failures += !got.ok() || got->size() != 10;
+          ++searches;
+        }
+      }
+    });
+  }
+  ASSERT_OK(db->Compact());
+  done.store(true);
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0u) << "of " << searches.load();
+  EXPECT_EQ(test::SegmentFiles(dir.path()).size(), 2u);  // one a shard
+}
+
 TEST_F(DiskDbTest, MemoryBudgetTooSmallForSq8StillAnswersFromFourBitCodes) {
   Options o = Disk();
   o.memory_budget_bytes = 4096;  // far below any segment's codes
