@@ -13,9 +13,11 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <random>
 #include <set>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -63,6 +65,37 @@ std::vector<float> Clustered(size_t n, uint64_t seed, Metric metric) {
     if (metric == Metric::kCosine) NormalizeInPlace(out.data() + i * kDim, kDim);
   }
   return out;
+}
+
+// Compact() while two threads search `count` queries (query(q), split between
+// the threads) round after round: at least two rounds each, the last after
+// the merge replaced (and unlinked) the segments that snapshots taken before
+// it still read. Returns Compact's status; counts into *failures the
+// searches that failed or did not answer k.
+absl::Status CompactWhileSearching(DB& db, size_t count,
+                                   const std::function<std::span<const float>(size_t)>& query,
+                                   const SearchOptions& options, size_t* failures,
+                                   size_t* searches) {
+  std::atomic<bool> done{false};
+  std::atomic<size_t> failed{0}, made{0};
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      for (size_t round = 0; !done.load() || round < 2; ++round) {
+        for (size_t q = t; q < count; q += 2) {
+          absl::StatusOr<std::vector<Neighbor>> got = db.Search(query(q), options);
+          failed += !got.ok() || got->size() != options.k;
+          ++made;
+        }
+      }
+    });
+  }
+  const absl::Status compacted = db.Compact();
+  done.store(true);
+  for (std::thread& t : threads) t.join();
+  *failures = failed.load();
+  *searches = made.load();
+  return compacted;
 }
 
 // A FileSystem on POSIX whose random-access files never use direct I/O: a
@@ -1007,36 +1040,50 @@ TEST_F(DiskDbTest, DiskModeOverSegmentsWrittenMappedAnswersTheSame) {
 
 // From 16,384 stored vectors on (collection.cc), a disk-resident DB
 // searches a query's shards at once on its worker threads, so that their
-// reads overlap; SearchBatch searches each query's shards one after the
-// other. Both give the same answers.
-TEST(DiskDbShardsTest, ShardsSearchedAtOnceAnswerAsOneAfterTheOther) {
-  constexpr size_t kMany = 20000;
-  constexpr size_t kFew = 20;
-  TempDir dir;
-  const std::vector<float> data = Clustered(kMany, 11, Metric::kL2);
-  const std::vector<float> queries = Clustered(kFew, 12, Metric::kL2);
-  Options o = test::DefaultOptions(kDim, Metric::kL2, 2);
-  o.compaction.automatic = false;
+// reads overlap. A DB of 2 shards above that size.
+class DiskDbShardsTest : public ::testing::Test {
+ protected:
+  static constexpr size_t kMany = 20000;
+  static constexpr size_t kFew = 20;
+
+  DiskDbShardsTest()
+      : data_(Clustered(kMany, 11, Metric::kL2)), queries_(Clustered(kFew, 12, Metric::kL2)) {}
+
+  Options Opts(SegmentStorage storage) const {
+    Options o = test::DefaultOptions(kDim, Metric::kL2, 2);
+    o.compaction.automatic = false;
+    o.segment_storage = storage;
+    return o;
+  }
+  std::span<const float> Query(size_t q) const { return {queries_.data() + q * kDim, kDim}; }
+
+  TempDir dir_;
+  const std::vector<float> data_, queries_;
+};
+
+// SearchBatch searches each query's shards one after the other: both give
+// the same answers.
+TEST_F(DiskDbShardsTest, ShardsSearchedAtOnceAnswerAsOneAfterTheOther) {
   {
-    ASSERT_OK_AND_ASSIGN(auto db, DB::Open(o, dir.path()));
+    ASSERT_OK_AND_ASSIGN(auto db, DB::Open(Opts(SegmentStorage::kMapped), dir_.path()));
     std::vector<uint64_t> ids(kMany);
     for (size_t i = 0; i < kMany; ++i) ids[i] = i;
-    ASSERT_OK(db->BulkLoad(ids, data));
+    ASSERT_OK(db->BulkLoad(ids, data_));
     ASSERT_OK(db->Close());
   }
-  o.segment_storage = SegmentStorage::kDisk;
+  Options o = Opts(SegmentStorage::kDisk);
   o.node_cache_bytes = 0;  // every expanded node is read
-  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(o, dir.path()));
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(o, dir_.path()));
   const SearchOptions options{.k = 10, .list_size = 64};
   ASSERT_OK_AND_ASSIGN(const std::vector<std::vector<Neighbor>> batch,
-                       db->SearchBatch(queries, options));
+                       db->SearchBatch(queries_, options));
   ASSERT_EQ(batch.size(), kFew);
   for (size_t q = 0; q < kFew; ++q) {
     SearchStats stats;
     SearchOptions with_stats = options;
     with_stats.stats = &stats;
     ASSERT_OK_AND_ASSIGN(const std::vector<Neighbor> one,
-                         db->Search({queries.data() + q * kDim, kDim}, with_stats));
+                         db->Search(Query(q), with_stats));
     ASSERT_EQ(one.size(), 10u);
     ASSERT_EQ(one.size(), batch[q].size());
     for (size_t i = 0; i < one.size(); ++i) {
@@ -1052,8 +1099,7 @@ TEST(DiskDbShardsTest, ShardsSearchedAtOnceAnswerAsOneAfterTheOther) {
   for (int t = 0; t < 2; ++t) {
     threads.emplace_back([&] {
       for (size_t q = 0; q < kFew; ++q) {
-        absl::StatusOr<std::vector<Neighbor>> got =
-            db->Search({queries.data() + q * kDim, kDim}, options);
+        absl::StatusOr<std::vector<Neighbor>> got = db->Search(Query(q), options);
         bool same = got.ok() && got->size() == batch[q].size();
         for (size_t i = 0; same && i < got->size(); ++i) same = (*got)[i].id == batch[q][i].id;
         differ += !same;
@@ -1066,47 +1112,24 @@ TEST(DiskDbShardsTest, ShardsSearchedAtOnceAnswerAsOneAfterTheOther) {
 
 // The same path while a merge replaces the segments the pool threads read:
 // each search reads the snapshot it took (TSan in CI).
-TEST(DiskDbShardsTest, ShardsSearchedAtOnceWhileCompactionReplacesTheirSegments) {
-  constexpr size_t kMany = 20000;
-  constexpr size_t kFew = 10;
-  TempDir dir;
-  const std::vector<float> data = Clustered(kMany, 13, Metric::kL2);
-  const std::vector<float> queries = Clustered(kFew, 14, Metric::kL2);
-  Options o = test::DefaultOptions(kDim, Metric::kL2, 2);
-  o.compaction.automatic = false;
-  o.segment_storage = SegmentStorage::kDisk;
-  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(o, dir.path()));
+TEST_F(DiskDbShardsTest, ShardsSearchedAtOnceWhileCompactionReplacesTheirSegments) {
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(Opts(SegmentStorage::kDisk), dir_.path()));
   // Two bulk loads: two segments a shard.
   for (size_t half = 0; half < 2; ++half) {
     std::vector<uint64_t> ids;
     for (size_t i = half; i < kMany; i += 2) ids.push_back(i);
     std::vector<float> rows;
     for (const uint64_t id : ids) {
-      rows.insert(rows.end(), data.begin() + id * kDim, data.begin() + (id + 1) * kDim);
+      rows.insert(rows.end(), data_.begin() + id * kDim, data_.begin() + (id + 1) * kDim);
     }
     ASSERT_OK(db->BulkLoad(ids, rows));
   }
-  ASSERT_EQ(test::SegmentFiles(dir.path()).size(), 4u);
-  std::atomic<bool> done{false};
-  std::atomic<size_t> failures{0}, searches{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 2; ++t) {
-    threads.emplace_back([&] {
-      for (size_t round = 0; !done.load() || round < 2; ++round) {
-        for (size_t q = 0; q < kFew; ++q) {
-          absl::StatusOr<std::vector<Neighbor>> got =
-              db->Search({queries.data() + q * kDim, kDim}, {.k = 10, .list_size = 64});
-          failures += !got.ok() || got->size() != 10;
-          ++searches;
-        }
-      }
-    });
-  }
-  ASSERT_OK(db->Compact());
-  done.store(true);
-  for (std::thread& t : threads) t.join();
-  EXPECT_EQ(failures.load(), 0u) << "of " << searches.load();
-  EXPECT_EQ(test::SegmentFiles(dir.path()).size(), 2u);  // one a shard
+  ASSERT_EQ(test::SegmentFiles(dir_.path()).size(), 4u);
+  size_t failures = 0, searches = 0;
+  ASSERT_OK(CompactWhileSearching(*db, kFew, [&](size_t q) { return Query(q); },
+                                  {.k = 10, .list_size = 64}, &failures, &searches));
+  EXPECT_EQ(failures, 0u) << "of " << searches;
+  EXPECT_EQ(test::SegmentFiles(dir_.path()).size(), 2u);  // one a shard
 }
 
 TEST_F(DiskDbTest, MemoryBudgetTooSmallForSq8StillAnswersFromFourBitCodes) {
@@ -1136,27 +1159,10 @@ TEST_F(DiskDbTest, InjectedReadErrorFailsOneSearchAndTheNextSucceeds) {
 TEST_F(DiskDbTest, SearchesWhileCompactionReplacesDiskSegmentsSucceed) {
   ASSERT_OK_AND_ASSIGN(auto db, DB::Open(Disk(), dir_.path()));
   EXPECT_EQ(test::SegmentFiles(dir_.path()).size(), 6u);
-  std::atomic<bool> done{false};
-  std::atomic<size_t> failures{0}, searches{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 2; ++t) {
-    threads.emplace_back([&, t] {
-      // At least one round after the merge replaced (and unlinked) the
-      // segments that snapshots taken before it still read.
-      for (size_t round = 0; !done.load() || round < 2; ++round) {
-        for (size_t q = t; q < kQueries; q += 2) {
-          absl::StatusOr<std::vector<Neighbor>> got =
-              db->Search(Query(q), {.k = 10, .list_size = 100});
-          failures += !got.ok() || got->size() != 10;
-          ++searches;
-        }
-      }
-    });
-  }
-  ASSERT_OK(db->Compact());
-  done.store(true);
-  for (std::thread& t : threads) t.join();
-  EXPECT_EQ(failures.load(), 0u) << "of " << searches.load();
+  size_t failures = 0, searches = 0;
+  ASSERT_OK(CompactWhileSearching(*db, kQueries, [&](size_t q) { return Query(q); },
+                                  {.k = 10, .list_size = 100}, &failures, &searches));
+  EXPECT_EQ(failures, 0u) << "of " << searches;
   EXPECT_EQ(test::SegmentFiles(dir_.path()).size(), 2u);  // merged (inputs read from disk)
   EXPECT_GE(Recall(SearchAll(*db)), 0.95);
   EXPECT_OK(db->Close());
