@@ -60,28 +60,50 @@ void Sq8Query::Reset(const Sq8& quantizer, Metric metric, const float* q) {
   metric_ = metric;
   dot_bytes_ = Kernels().dot_bytes;
   weights_.resize(dim_);
-  double bias = 0, norm = 0, largest = 0;
-  for (size_t j = 0; j < dim_; ++j) {
-    largest = std::max(largest, std::fabs(static_cast<double>(q[j]) * quantizer.scale()[j]));
-    bias += static_cast<double>(q[j]) * quantizer.lo()[j];
-    norm += static_cast<double>(q[j]) * q[j];
+  const float* scale = quantizer.scale().data();
+  const float* lo = quantizer.lo().data();
+  // A search resets a query once per segment, so this is per-query work:
+  // four independent sums (float: bias and norm only shift every distance
+  // of the walk alike, so their rounding cannot reorder its candidates).
+  constexpr size_t kLanes = 4;
+  float largest[kLanes] = {}, bias[kLanes] = {}, norm[kLanes] = {};
+  size_t j = 0;
+  for (; j + kLanes <= dim_; j += kLanes) {
+    for (size_t l = 0; l < kLanes; ++l) {
+      largest[l] = std::max(largest[l], std::fabs(q[j + l] * scale[j + l]));
+      bias[l] += q[j + l] * lo[j + l];
+      norm[l] += q[j + l] * q[j + l];
+    }
+  }
+  for (; j < dim_; ++j) {
+    largest[0] = std::max(largest[0], std::fabs(q[j] * scale[j]));
+    bias[0] += q[j] * lo[j];
+    norm[0] += q[j] * q[j];
+  }
+  for (size_t l = 1; l < kLanes; ++l) {
+    largest[0] = std::max(largest[0], largest[l]);
+    bias[0] += bias[l];
+    norm[0] += norm[l];
   }
   // The largest |k_j| such that 255 * sum |k_j| < 2^31 whatever the code.
-  const double most = std::min<double>(
-      32767, std::floor(static_cast<double>(kMaxWeightedBytesSum) / (255.0 * std::max<size_t>(dim_, 1))));
-  const double step = largest > 0 ? largest / most : 0;
+  const float most = static_cast<float>(std::min<double>(
+      32767, std::floor(static_cast<double>(kMaxWeightedBytesSum) /
+                        (255.0 * std::max<size_t>(dim_, 1)))));
+  const float step = largest[0] > 0 ? largest[0] / most : 0;
   const bool usable = step > 0 && std::isfinite(step);
-  for (size_t j = 0; j < dim_; ++j) {
-    const double w = static_cast<double>(q[j]) * quantizer.scale()[j];
+  const float inverse = usable ? 1.0f / step : 0;
+  for (j = 0; j < dim_; ++j) {
     // A query is finite and within range (validated), but a hostile file's
     // vector searched for may not be: NaN weighs nothing, never undefined.
-    double k = usable ? std::nearbyint(w / step) : 0;
-    if (std::isnan(k)) k = 0;
-    weights_[j] = static_cast<int16_t>(std::clamp(k, -most, most));
+    // Clamped, then rounded half away from zero by truncation (exact: the
+    // weights are integers below 2^15, far inside a float's 24 bits).
+    const float w = q[j] * scale[j] * inverse;
+    const float k = std::isnan(w) ? 0.0f : std::clamp(w, -most, most);
+    weights_[j] = static_cast<int16_t>(k + std::copysign(0.5f, k));
   }
-  step_ = static_cast<float>(step);
-  bias_ = static_cast<float>(bias);
-  query_norm_ = static_cast<float>(norm);
+  step_ = step;
+  bias_ = bias[0];
+  query_norm_ = norm[0];
 }
 
 }  // namespace shoal::segment
