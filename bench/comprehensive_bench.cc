@@ -96,8 +96,9 @@ ABSL_FLAG(double, search_budget_s, 20.0,
           "single-thread exact Search (memtables) stops after this many seconds");
 ABSL_FLAG(double, sweep_budget_s, 3.0,
           "single-thread queries of one sweep point stop after this many seconds");
-ABSL_FLAG(std::string, list_sizes, "10,15,20,30,40,60,80,100,150,200,300",
-          "SearchOptions::list_size values of the sweep");
+ABSL_FLAG(std::string, list_sizes, "2,3,5,10,15,20,30,40,60,80,100,150,200,300",
+          "SearchOptions::list_size values of the sweep (below k: shorter walks, still k "
+          "answers)");
 ABSL_FLAG(uint32_t, k, 10, "neighbours per query (recall@k)");
 ABSL_FLAG(uint32_t, churn_rounds, 50, "rounds of the churn phase");
 ABSL_FLAG(double, churn_fraction, 0.05,
@@ -181,14 +182,17 @@ std::vector<std::string> ParsePhases(const std::string& list) {
   return phases;
 }
 
-std::vector<uint32_t> ParseListSizes(const std::string& list, uint32_t k) {
+// Values in [least, 2^20]: mapped searches take any list_size >= 1 (below k
+// their walks stop sooner); disk-resident ones search with max(L, k), so the
+// disk sweep takes L >= k only.
+std::vector<uint32_t> ParseListSizes(const std::string& list, uint32_t least) {
   std::vector<uint32_t> out;
   for (const std::string& item : SplitCommas(list)) {
     char* end = nullptr;
     const unsigned long v = std::strtoul(item.c_str(), &end, 10);
-    if (end == item.c_str() || *end != '\0' || v < k || v > (1u << 20)) {
+    if (end == item.c_str() || *end != '\0' || v < least || v > (1u << 20)) {
       Die("--list_sizes", absl::InvalidArgumentError(fmt::format(
-                              "'{}' is not a list_size >= k ({})", item, k)));
+                              "'{}' is not a list_size in [{}, 2^20]", item, least)));
     }
     out.push_back(static_cast<uint32_t>(v));
   }
@@ -315,7 +319,7 @@ Config ConfigFromFlags(const Dataset& data, const std::vector<std::string>& args
   c.search.k = r.k = std::max(1u, absl::GetFlag(FLAGS_k));
   c.search.list_size = r.default_list_size = std::max(c.search.k, absl::GetFlag(FLAGS_list_size));
   c.search.beam_width = r.beam_width = absl::GetFlag(FLAGS_beam_width);
-  c.list_sizes = ParseListSizes(absl::GetFlag(FLAGS_list_sizes), c.search.k);
+  c.list_sizes = ParseListSizes(absl::GetFlag(FLAGS_list_sizes), 1);
   c.sweep_budget_s = absl::GetFlag(FLAGS_sweep_budget_s);
   const std::string disk_dir = absl::GetFlag(FLAGS_disk_mode_dir);
   const bool quick = data.spec.name == "small" && absl::GetFlag(FLAGS_base).empty();

@@ -49,7 +49,7 @@ std::string ShoalIndex::Params() const {
 }
 
 std::vector<uint32_t> ShoalIndex::DefaultSweep() const {
-  return {10, 15, 20, 30, 40, 60, 80, 100, 150, 200, 300};
+  return {2, 3, 5, 10, 15, 20, 30, 40, 60, 80, 100, 150, 200, 300};
 }
 
 absl::Status ShoalIndex::PutAll(const Dataset& data, size_t batch, BuildFigures* figures) {

@@ -407,19 +407,24 @@ TEST_F(BadInputTest, KZeroIsInvalidArgument) {
   ExpectUnchangedNowAndAfterReopen();
 }
 
-TEST_F(BadInputTest, ListSizeLessThanKIsInvalidArgument) {
+TEST_F(BadInputTest, ListSizeZeroIsInvalidArgumentAndBelowKStillAnswersK) {
   SearchOptions so;
   so.k = 10;
-  so.list_size = 9;
+  so.list_size = 0;
   EXPECT_STATUS_CODE(db_->Search(RandomVector(kDim, 1), so),
                      StatusCode::kInvalidArgument);
   EXPECT_STATUS_CODE(db_->SearchBatch(RandomVectors(2, kDim, 1), so),
                      StatusCode::kInvalidArgument);
-  // list_size == k is fine.
-  so.list_size = 10;
-  ASSERT_OK_AND_ASSIGN(std::vector<Neighbor> got,
-                       db_->Search(RandomVector(kDim, 1), so));
-  EXPECT_EQ(got.size(), 10u);
+  // Below k the walks are shorter, but k neighbours still come back.
+  for (uint32_t list_size : {1u, 9u, 10u}) {
+    so.list_size = list_size;
+    ASSERT_OK_AND_ASSIGN(std::vector<Neighbor> got,
+                         db_->Search(RandomVector(kDim, 1), so));
+    EXPECT_EQ(got.size(), 10u) << "list_size " << list_size;
+    ASSERT_OK_AND_ASSIGN(std::vector<std::vector<Neighbor>> batch,
+                         db_->SearchBatch(RandomVectors(2, kDim, 1), so));
+    for (const std::vector<Neighbor>& one : batch) EXPECT_EQ(one.size(), 10u);
+  }
   ExpectUnchangedNowAndAfterReopen();
 }
 

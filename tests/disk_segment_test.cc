@@ -778,6 +778,27 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Values(Metric::kL2, Metric::kCosine),
                        ::testing::Values(TempDir::Storage::kMemory, TempDir::Storage::kDisk)));
 
+TEST_F(DiskSegmentTest, ListSizeBelowKSearchesAsK) {
+  // A disk walk answers from the nodes it expanded, so it keeps expanding
+  // until max(L, k) are: L below k is L = k. Beam search is deterministic,
+  // so its answers are the same; a pipelined walk's depend on the order its
+  // reads complete, so it is held to k answers.
+  TempDir dir;
+  Build(dir, Metric::kL2);
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> disk, OpenDisk(32 << 10));
+  for (size_t q = 0; q < kQueries; ++q) {
+    SegmentSearchStats below, at;
+    ASSERT_OK_AND_ASSIGN(std::vector<Neighbor> got,
+                         Search(*disk, Query(q), 2, &below, 4, DiskSearch::kBeam));
+    ASSERT_OK_AND_ASSIGN(std::vector<Neighbor> want,
+                         Search(*disk, Query(q), 10, &at, 4, DiskSearch::kBeam));
+    ExpectSameAnswers(got, want, q);
+    EXPECT_EQ(below.hops, at.hops) << "query " << q;
+    ASSERT_OK_AND_ASSIGN(got, Search(*disk, Query(q), 2, nullptr, 4, DiskSearch::kPipelined));
+    EXPECT_EQ(got.size(), 10u) << "query " << q;
+  }
+}
+
 TEST_F(DiskSegmentTest, PipelinedSearchUsesIoUringAndWithoutItAnswersTheSame) {
   TempDir dir(TempDir::Storage::kDisk);
   Build(dir, Metric::kL2);

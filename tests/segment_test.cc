@@ -15,6 +15,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -643,6 +644,40 @@ TEST_F(SegmentTest, SearchFillsStatsAndHonoursKAboveListSize) {
   EXPECT_GT(stats.hops, 0u);
   EXPECT_GE(stats.distance_computations, 30u);
   EXPECT_GT(stats.sectors_touched, 0u);
+}
+
+TEST_F(SegmentTest, ListSizeBelowKWalksLessAndStillAnswersK) {
+  const uint32_t dim = 32;
+  const Input in = MakeInput(ClusteredVectors(3000, dim, 21), dim, Metric::kL2);
+  std::shared_ptr<Segment> segment = BuildAndOpen(in);
+  ASSERT_NE(segment, nullptr);
+  const test::VectorMap model = in.Model();
+  const std::vector<float> queries = ClusteredVectors(50, dim, 22);
+  SegmentSearchStats short_walks, full_walks;
+  double short_recall = 0, full_recall = 0;
+  for (size_t q = 0; q < 50; ++q) {
+    const auto query = test::Row(queries, q, dim);
+    const std::vector<Neighbor> want = test::BruteForceTopK(model, query, Metric::kL2, 10);
+    for (auto [list_size, stats, recall] :
+         {std::tuple{2u, &short_walks, &short_recall}, {10u, &full_walks, &full_recall}}) {
+      SearchOptions options;
+      options.k = 10;
+      options.list_size = list_size;
+      TopK top(10);
+      ASSERT_OK(segment->Search(query.data(), options, {}, &top, stats));
+      const std::vector<Neighbor> got = top.Take();
+      ASSERT_EQ(got.size(), 10u) << "L=" << list_size;
+      ASSERT_TRUE(test::IsSortedTopK(got, 10));
+      *recall += Recall(got, want) / 50;
+    }
+  }
+  // The walk stops once its list's first L are expanded, not its first k.
+  EXPECT_LT(short_walks.hops, full_walks.hops);
+  EXPECT_LT(short_walks.distance_computations, full_walks.distance_computations);
+  // The answers are still the closest the walk saw, not arbitrary nodes
+  // (0.87 against 0.99 when written).
+  EXPECT_GE(short_recall, 0.7);
+  EXPECT_GE(full_recall, short_recall);
 }
 
 TEST_F(SegmentTest, ConcurrentSearchesAgreeWithSerialOnes) {

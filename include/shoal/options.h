@@ -270,11 +270,15 @@ enum class DiskSearch : uint8_t {
 // Options for one search.
 struct SearchOptions {
   uint32_t k = 10;             // neighbours to return (>= 1)
-  // L at search time (>= k): larger = better recall, slower. Any size: a
-  // segment never lists more nodes than it holds. Every shard is searched
+  // L at search time (>= 1): larger = better recall, slower. A graph walk
+  // keeps the max(L, k) closest nodes it has seen and ends once the first L
+  // of them are expanded, so L below k still answers k, sooner and with
+  // lower recall (memory-mapped segments; disk-resident ones search with
+  // max(L, k), since their answers are the nodes they expanded). Any size:
+  // a segment never lists more nodes than it holds. Every shard is searched
   // with L. A shard's segments share it: the largest is searched with L,
   // each other one with L in proportion to its size against the largest
-  // (at least k).
+  // (at least min(L, k)).
   uint32_t list_size = 100;
   // Graph nodes expanded per step; 0 = the measured best for the storage:
   // 1 on memory-mapped segments, 8 on disk-resident ones. Mapped, 1 is the

@@ -91,10 +91,7 @@ absl::Status ValidateVectors(std::span<const float> vectors, size_t n, uint32_t 
 
 absl::Status ValidateSearchOptions(const SearchOptions& o) {
   if (o.k == 0) return absl::InvalidArgumentError("SearchOptions.k must be >= 1");
-  if (o.list_size < o.k) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "SearchOptions.list_size (", o.list_size, ") must be >= k (", o.k, ")"));
-  }
+  if (o.list_size == 0) return absl::InvalidArgumentError("SearchOptions.list_size must be >= 1");
   return absl::OkStatus();
 }
 

@@ -2,10 +2,11 @@
 //
 // Beam search over a segment's graph (SegmentReader::Search).
 //
-// The candidate list holds the L closest nodes seen; each step expands the
-// beam_width closest unexpanded ones: their neighbour lists are read, the
-// neighbours not seen before have their distance computed and are offered to
-// the list. The search ends when every listed node has been expanded.
+// The candidate list holds the max(L, k) closest nodes seen; each step
+// expands the beam_width closest unexpanded ones among its first L: their
+// neighbour lists are read, the neighbours not seen before have their
+// distance computed and are offered to the list. The search ends when the
+// list's first L nodes have all been expanded.
 //
 // A segment with codes (SQ8, segment/sq8.h) navigates on them: a distance
 // reads a quarter of the bytes, from one contiguous array. The list's
@@ -143,9 +144,14 @@ absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions&
   const size_t n = header_.vector_count;
   const size_t beam_width = std::max<uint32_t>(1, options.beam_width);
   CandidateList& list = s->list;
-  // L as asked, but never more than the segment has nodes: a larger list
-  // would only hold the same nodes (and a caller's list_size is unbounded).
+  // The list keeps max(L, k) nodes, so that k can be answered, but never
+  // more than the segment has (a caller's list_size is unbounded). The walk
+  // ends once the list's first L are expanded: with L below k it stops
+  // sooner, and the k answers are the closest it has seen (recall for speed,
+  // SearchOptions::list_size).
   list.Reset(std::min<size_t>(std::max(options.list_size, options.k), n));
+  const size_t expand_limit =
+      std::min<size_t>(std::max<uint32_t>(options.list_size, 1), list.capacity());
   s->visited.Clear(n);
   if (stats != nullptr) s->blocks.Clear(header_.block_count);
 
@@ -199,10 +205,11 @@ absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions&
     }
   }
   while (true) {
-    // The beam: up to beam_width closest unexpanded candidates.
+    // The beam: up to beam_width closest unexpanded candidates among the
+    // list's first L.
     s->beam.clear();
-    for (size_t i = list.NextUnexpanded(); i < list.size() && s->beam.size() < beam_width;
-         ++i) {
+    const size_t end = std::min(list.size(), expand_limit);
+    for (size_t i = list.NextUnexpanded(); i < end && s->beam.size() < beam_width; ++i) {
       if (list.expanded(i)) continue;
       list.MarkExpanded(i);
       s->beam.push_back(list.node(i));

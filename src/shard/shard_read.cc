@@ -82,7 +82,8 @@ absl::Status Shard::Search(const float* query, const SearchOptions& options,
     return held.ok() && *held == SourceSnapshot::Lookup::kAbsent;
   };
   // Several segments share the work of one list: each is searched with a
-  // list in proportion to its size against the largest (at least k). The
+  // list in proportion to its size against the largest (at least k, or L
+  // when L is below k: the smaller segments are not searched harder). The
   // largest finds most of the answer; a segment a tenth its size holds about
   // a tenth of the true neighbours, which a list a tenth as long finds.
   uint64_t largest = 0;
@@ -105,7 +106,8 @@ absl::Status Shard::Search(const float* query, const SearchOptions& options,
         const double fraction = static_cast<double>(source.segment->vector_count()) /
                                 static_cast<double>(largest);
         share.list_size = std::max<uint32_t>(
-            options.k, static_cast<uint32_t>(std::ceil(options.list_size * fraction)));
+            std::min(options.k, options.list_size),
+            static_cast<uint32_t>(std::ceil(options.list_size * fraction)));
       }
       const absl::Status searched = source.segment->Search(
           query, share, [&](uint64_t id, uint64_t) { return visible(id, i); }, top,
