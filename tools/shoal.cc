@@ -42,7 +42,7 @@ ABSL_FLAG(uint64_t, first_id, 0, "load: id of the file's first vector (the rest 
 ABSL_FLAG(uint64_t, max_rows, UINT64_MAX, "load/search: read at most this many vectors");
 ABSL_FLAG(std::string, query, "", "search: file of query vectors (any supported format)");
 ABSL_FLAG(uint32_t, k, 10, "search: neighbours per query");
-ABSL_FLAG(uint32_t, list_size, 100, "search: candidate list size L (>= k)");
+ABSL_FLAG(uint32_t, list_size, 100, "search: candidate list size L (>= 1; below k: shorter walks)");
 
 namespace {
 
