@@ -635,7 +635,7 @@ TEST_F(SegmentTest, SearchFillsStatsAndHonoursKAboveListSize) {
   ASSERT_NE(segment, nullptr);
   SearchOptions options;
   options.k = 30;
-  options.list_size = 10;  // raised to k
+  options.list_size = 10;  // the list keeps k = 30
   options.beam_width = 1;
   TopK top(30);
   SegmentSearchStats stats;

@@ -127,5 +127,39 @@ TEST(Sq8Test, QueryDistanceToACodeIsTheDistanceToTheDecodedVector) {
   }
 }
 
+TEST(Sq8Test, QueryOfTinyMagnitudesKeepsItsWeights) {
+  // Ranges of 2e-15 and a query of 1e-20: max |q_j scale_j| ~ 1e-37, a step
+  // below float's smallest normal. The weights must still carry the query's
+  // shape (a float reciprocal of that step is infinite and left each weight
+  // only its sign), so code distances stay those to the decoded vectors.
+  const uint32_t dim = 64;
+  const size_t n = 40;
+  const std::vector<float> v = Uniform(n, dim, 21, -1e-15f, 1e-15f);
+  const std::vector<float> q = Uniform(1, dim, 22, -1e-20f, 1e-20f);
+  const Sq8 sq8 = Sq8::Train(v.data(), n, dim);
+  Sq8Query query;
+  query.Reset(sq8, Metric::kInnerProduct, q.data());
+  std::vector<uint8_t> code(Sq8::CodeBytes(dim));
+  std::vector<float> back(dim);
+  std::vector<double> got(n), want(n);
+  double largest = 0;
+  for (size_t i = 0; i < n; ++i) {
+    sq8.Encode(v.data() + i * dim, code.data());
+    sq8.Decode(code.data(), back.data());
+    got[i] = query.Distance(code.data());
+    double dot = 0;
+    for (uint32_t j = 0; j < dim; ++j) dot += static_cast<double>(q[j]) * back[j];
+    want[i] = -dot;
+    largest = std::max(largest, std::fabs(want[i]));
+  }
+  ASSERT_GT(largest, 0);
+  for (size_t i = 0; i < n; ++i) {
+    ASSERT_TRUE(std::isfinite(got[i])) << i;
+    EXPECT_NEAR(got[i], want[i], 0.01 * largest) << i;
+  }
+  EXPECT_EQ(std::min_element(got.begin(), got.end()) - got.begin(),
+            std::min_element(want.begin(), want.end()) - want.begin());
+}
+
 }  // namespace
 }  // namespace shoal::segment

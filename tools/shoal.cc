@@ -42,7 +42,8 @@ ABSL_FLAG(uint64_t, first_id, 0, "load: id of the file's first vector (the rest 
 ABSL_FLAG(uint64_t, max_rows, UINT64_MAX, "load/search: read at most this many vectors");
 ABSL_FLAG(std::string, query, "", "search: file of query vectors (any supported format)");
 ABSL_FLAG(uint32_t, k, 10, "search: neighbours per query");
-ABSL_FLAG(uint32_t, list_size, 100, "search: candidate list size L (>= 1; below k: shorter walks)");
+ABSL_FLAG(uint32_t, list_size, 100,
+          "search: candidate list size L (>= 1; below k: shorter walks, lower recall)");
 
 namespace {
 
@@ -163,7 +164,7 @@ int Search(const std::vector<char*>& args) {
   if (!queries.ok()) return Fail(queries.status(), "search");
   shoal::SearchOptions options;
   options.k = absl::GetFlag(FLAGS_k);
-  options.list_size = std::max(absl::GetFlag(FLAGS_list_size), options.k);
+  options.list_size = absl::GetFlag(FLAGS_list_size);
   const auto start = std::chrono::steady_clock::now();
   auto results = (*db)->SearchBatch(absl::GetFlag(FLAGS_collection), queries->data, options);
   const double secs =

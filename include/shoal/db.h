@@ -106,10 +106,10 @@ class DB {
   [[nodiscard]] virtual absl::StatusOr<std::vector<float>> Get(
       std::string_view collection, uint64_t id) = 0;
   // At most options.k neighbours of `query`, sorted by ascending distance
-  // (ties by id). InvalidArgument when k == 0, list_size < k, or the query is
-  // malformed. k and list_size may exceed what the collection holds: memory
-  // and work are bounded by the data (a list as long as a segment searches
-  // all of it).
+  // (ties by id). InvalidArgument when k == 0, list_size == 0, or the query
+  // is malformed; a list_size below k still answers k (SearchOptions). k and
+  // list_size may exceed what the collection holds: memory and work are
+  // bounded by the data (a list as long as a segment searches all of it).
   [[nodiscard]] virtual absl::StatusOr<std::vector<Neighbor>> Search(
       std::string_view collection, std::span<const float> query,
       const SearchOptions& options = {}) = 0;

@@ -4,7 +4,7 @@
 // DiskANN's search from SSD, and what both walks share: the start, the
 // expansion of one record, and the ranking of the rerank set (Search).
 //
-// The candidate list holds the L closest nodes by their codes (in RAM: SQ8,
+// The candidate list holds the max(L, k) closest nodes by their codes (in RAM: SQ8,
 // or SQ4 under a tight memory budget).
 // Each hop takes the beam_width closest unexpanded ones and fetches their
 // records: from the node cache, or by reading their blocks (FetchBeam,

@@ -129,7 +129,7 @@ void CheckSearch(const Segment& seg, const std::vector<std::vector<float>>& quer
   SearchOptions options;
   options.k = 1 + (params & 15);
   options.beam_width = 1 + ((params >> 4) & 3);
-  options.list_size = (params >> 6) * 16;  // may be < k: the search uses max(L, k)
+  options.list_size = (params >> 6) * 16;  // may be < k (or 0: the segment walk takes 1)
   std::set<uint64_t> ids;
   for (const Entry& e : live) ids.insert(e.id);
   for (const std::vector<float>& q : queries) {
