@@ -157,8 +157,8 @@ class Segment {
   // options.beam_width nodes expanded per step; offers up to options.k
   // results to `top` with exact distances. The list keeps max(L, k) nodes;
   // a mapped segment's walk ends once its first L are expanded (L below k:
-  // shorter walks), a disk-resident one's once all max(L, k) are. Entries for which
-  // visible(id, sequence) is false are traversed but not offered.
+  // shorter walks), a disk-resident one's once all max(L, k) are. Entries
+  // for which visible(id, sequence) is false are traversed but not offered.
   // DataLossError when a sector it reads fails its checksum (each sector is
   // verified the first time it is read).
   [[nodiscard]] virtual absl::Status Search(
