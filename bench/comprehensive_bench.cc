@@ -54,6 +54,10 @@ ABSL_FLAG(std::string, groundtruth, "",
           "exact neighbour ids of the queries (.ivecs .ibin .npy); computed and cached "
           "next to --query when absent");
 ABSL_FLAG(size_t, max_base_rows, 0, "read at most this many base rows (0 = all)");
+ABSL_FLAG(uint32_t, dim, 0,
+          "dimensions of the synthetic --dataset (0 = its own; e.g. --dataset embed --dim 768 "
+          "for larger text embeddings)");
+ABSL_FLAG(size_t, vectors, 0, "base vectors of the synthetic --dataset (0 = its own)");
 ABSL_FLAG(uint64_t, seed, 42, "seed of the synthetic dataset");
 ABSL_FLAG(std::string, metric, "",
           "l2, ip or cosine ('' = the dataset's: cosine for embed, else l2)");
@@ -350,6 +354,16 @@ Dataset LoadDataset(const DatasetFiles* files) {
   }
   DatasetSpec spec = ValueOrDie(DatasetSpecByName(absl::GetFlag(FLAGS_dataset)), "--dataset");
   if (absl::GetFlag(FLAGS_queries) > 0) spec.num_queries = absl::GetFlag(FLAGS_queries);
+  // A resized set gets its own name: files kept by name (the disk phase's
+  // database, DiskANN's results) must not be taken for the default set's.
+  if (absl::GetFlag(FLAGS_dim) > 0 && absl::GetFlag(FLAGS_dim) != spec.dim) {
+    spec.dim = absl::GetFlag(FLAGS_dim);
+    spec.name += fmt::format("-d{}", spec.dim);
+  }
+  if (absl::GetFlag(FLAGS_vectors) > 0 && absl::GetFlag(FLAGS_vectors) != spec.num_vectors) {
+    spec.num_vectors = absl::GetFlag(FLAGS_vectors);
+    spec.name += fmt::format("-n{}", spec.num_vectors);
+  }
   StatusLine(fmt::format("[data]   generating {}: {} x {}, {} queries, seed {}", spec.name,
                          spec.num_vectors, spec.dim, spec.num_queries,
                          absl::GetFlag(FLAGS_seed)));
