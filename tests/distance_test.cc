@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cfloat>
 #include <cmath>
@@ -13,6 +14,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "distance/distance_isa.h"
@@ -256,6 +258,85 @@ TEST(DistanceTest, DotBytesIsExactForAllDimsAndKernelSets) {
       EXPECT_EQ(k->dot_bytes(w_max.data() + 1, c_max.data() + 1, dim),
                 -int64_t{most} * 255 * static_cast<int64_t>(dim))
           << k->isa << " dim " << dim;
+    }
+  }
+}
+
+TEST(DistanceTest, ScaledSumsAreTheScalarKernelsBitsForAllDimsAndKernelSets) {
+  std::mt19937 rng(305);
+  std::uniform_real_distribution<float> exponent(-30.0f, 30.0f);
+  for (size_t dim : TestDims()) {
+    // Magnitudes over 18 decades, so that the order of the additions shows.
+    std::vector<float> q = RandomVector(rng, dim), lo = RandomVector(rng, dim),
+                       scale = RandomVector(rng, dim);
+    for (size_t i = 0; i < dim; ++i) q[i] *= std::exp2(exponent(rng));
+    double want[3];
+    ScalarKernels().scaled_sums(q.data(), lo.data(), scale.data(), dim, want);
+    // The sums themselves, in any order: equal up to the additions' rounding.
+    double largest = 0, bias = 0, bias_size = 0, norm = 0;
+    for (size_t i = 0; i < dim; ++i) {
+      largest = std::max(largest, std::fabs(double{q[i]} * scale[i]));
+      bias += double{q[i]} * lo[i];
+      bias_size += std::fabs(double{q[i]} * lo[i]);
+      norm += double{q[i]} * q[i];
+    }
+    EXPECT_EQ(want[0], largest) << "dim " << dim;
+    EXPECT_NEAR(want[1], bias, 1e-12 * bias_size) << "dim " << dim;
+    EXPECT_NEAR(want[2], norm, 1e-12 * norm) << "dim " << dim;
+    for (const DistanceKernels* k : AvailableKernelSets()) {
+      double got[3];
+      k->scaled_sums(q.data(), lo.data(), scale.data(), dim, got);
+      for (int j = 0; j < 3; ++j) {
+        EXPECT_EQ(std::bit_cast<uint64_t>(got[j]), std::bit_cast<uint64_t>(want[j]))
+            << k->isa << " dim " << dim << " sum " << j;
+      }
+    }
+  }
+}
+
+TEST(DistanceTest, QuantizeScaledRoundsHalfAwayClampsAndZeroesNaNOnEveryKernelSet) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  // q_i * scale_i * inverse (inverse 2, scale 1) and the weight each must give.
+  const std::vector<std::pair<float, int16_t>> cases = {
+      {0.25f, 1},      {-0.25f, -1},    {0.74f, 1},      {-0.75f, -2},   {0.0f, 0},
+      {-0.0f, 0},      {2e4f, 32000},   {-2e4f, -32000}, {nan, 0},       {inf, 32000},
+      {-inf, -32000},  {1e-40f, 0},     {15999.75f, 32000}};
+  for (const DistanceKernels* k : AvailableKernelSets()) {
+    // Each case at every position of 4-lane vectors and of the tail.
+    for (size_t shift = 0; shift < 8; ++shift) {
+      std::vector<float> q, scale;
+      std::vector<int16_t> want;
+      for (size_t i = 0; i < shift; ++i) {
+        q.push_back(1.0f);
+        scale.push_back(1.0f);
+        want.push_back(2);
+      }
+      for (const auto& [x, w] : cases) {
+        q.push_back(x);
+        scale.push_back(1.0f);
+        want.push_back(w);
+      }
+      std::vector<int16_t> got(q.size() + 1, 12345);
+      k->quantize_scaled(q.data(), scale.data(), 2.0, 32000, q.size(), got.data());
+      for (size_t i = 0; i < q.size(); ++i) {
+        EXPECT_EQ(got[i], want[i]) << k->isa << " q " << q[i] << " at " << i;
+      }
+      EXPECT_EQ(got.back(), 12345) << k->isa << ": wrote past the end";
+    }
+  }
+}
+
+TEST(DistanceTest, QuantizeScaledIsTheScalarKernelsForAllDimsAndKernelSets) {
+  std::mt19937 rng(306);
+  for (size_t dim : TestDims()) {
+    const std::vector<float> q = RandomVector(rng, dim), scale = RandomVector(rng, dim);
+    std::vector<int16_t> want(dim);
+    ScalarKernels().quantize_scaled(q.data(), scale.data(), 20000.0, 20000, dim, want.data());
+    for (const DistanceKernels* k : AvailableKernelSets()) {
+      std::vector<int16_t> got(dim);
+      k->quantize_scaled(q.data(), scale.data(), 20000.0, 20000, dim, got.data());
+      EXPECT_EQ(got, want) << k->isa << " dim " << dim;
     }
   }
 }

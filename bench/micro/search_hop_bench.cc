@@ -20,17 +20,24 @@
 //
 // Counters: hop (time per hop), dist_per_s (distances computed per second),
 // hops_per_query and dist_per_hop.
+//
+// BM_Sq8QueryReset times the other per-query cost of a segment's search:
+// turning the query into its SQ8 weights (Sq8Query::Reset), once per segment
+// searched, with the kernels Kernels() picks (SHOAL_FORCE_ISA=scalar for the
+// portable ones).
 
 #include <benchmark/benchmark.h>
 
 #include <functional>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "bench_util.h"
 #include "micro_util.h"
 #include "segment/segment.h"
+#include "segment/sq8.h"
 #include "util/file_system.h"
 #include "util/thread_pool.h"
 #include "util/top_k.h"
@@ -128,6 +135,29 @@ BENCHMARK(BM_SearchHop)
     ->ArgNames({"L", "beam"})
     ->ArgsProduct({{16, 100}, {1, 4}})
     ->UseRealTime();
+
+void BM_Sq8QueryReset(benchmark::State& state) {
+  const uint32_t dim = static_cast<uint32_t>(state.range(0));
+  std::mt19937 rng(7);
+  std::normal_distribution<float> gauss;
+  std::vector<float> rows(size_t{1000} * dim);
+  for (float& x : rows) x = gauss(rng);
+  const shoal::segment::Sq8 sq8 = shoal::segment::Sq8::Train(rows.data(), 1000, dim);
+  // Queries taken in turn, so that no result can be reused.
+  constexpr size_t kResetQueries = 64;
+  std::vector<float> queries(kResetQueries * dim);
+  for (float& x : queries) x = gauss(rng);
+  shoal::segment::Sq8Query query;
+  size_t q = 0;
+  for (auto _ : state) {
+    query.Reset(sq8, shoal::Metric::kL2, queries.data() + q * dim);
+    benchmark::DoNotOptimize(query);
+    q = q + 1 == kResetQueries ? 0 : q + 1;
+  }
+  state.SetLabel(shoal::Kernels().isa);
+}
+
+BENCHMARK(BM_Sq8QueryReset)->ArgName("dim")->Arg(128)->Arg(384)->Arg(768)->Arg(1536);
 
 }  // namespace
 }  // namespace shoal_bench

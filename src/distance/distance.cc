@@ -79,9 +79,49 @@ int32_t DotBytesScalar(const int16_t* w, const uint8_t* c, size_t dim) {
   return sum;
 }
 
+void ScaledSumsScalar(const float* q, const float* lo, const float* scale, size_t dim,
+                      double out[3]) {
+  constexpr size_t kLanes = 4;
+  double largest[kLanes] = {}, bias[kLanes] = {}, norm[kLanes] = {};
+  size_t i = 0;
+  for (; i + kLanes <= dim; i += kLanes) {
+    for (size_t l = 0; l < kLanes; ++l) {
+      const double x = q[i + l];
+      largest[l] = std::max(largest[l], std::fabs(x * scale[i + l]));
+      bias[l] += x * lo[i + l];
+      norm[l] += x * x;
+    }
+  }
+  for (; i < dim; ++i) {
+    const double x = q[i];
+    largest[0] = std::max(largest[0], std::fabs(x * scale[i]));
+    bias[0] += x * lo[i];
+    norm[0] += x * x;
+  }
+  out[0] = out[1] = out[2] = 0;
+  for (size_t l = 0; l < kLanes; ++l) {
+    out[0] = std::max(out[0], largest[l]);
+    out[1] += bias[l];
+    out[2] += norm[l];
+  }
+}
+
+void QuantizeScaledScalar(const float* q, const float* scale, double inverse, double most,
+                          size_t dim, int16_t* out) {
+  for (size_t i = 0; i < dim; ++i) {
+    const double w = static_cast<double>(q[i]) * scale[i] * inverse;
+    // Clamped, then rounded half away from zero by truncation: branch-free
+    // (the weights' signs are random, and a branch on them mispredicted
+    // half the time) and no libm call (std::nearbyint is one without
+    // SSE4.1). The clamp keeps |k| + 0.5 below 2^15.
+    const double k = std::isnan(w) ? 0.0 : std::clamp(w, -most, most);
+    out[i] = static_cast<int16_t>(k + std::copysign(0.5, k));
+  }
+}
+
 constexpr DistanceKernels kScalarKernels = {
-    "scalar", &L2SquaredScalar, &DotScalar, &L2SquaredBatchScalar,
-    &DotBatchScalar, &DotBytesScalar};
+    "scalar",        &L2SquaredScalar,  &DotScalar,        &L2SquaredBatchScalar,
+    &DotBatchScalar, &DotBytesScalar,   &ScaledSumsScalar, &QuantizeScaledScalar};
 
 // ---- Dispatch ----
 

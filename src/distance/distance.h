@@ -37,6 +37,19 @@ using BatchDistanceFn = void (*)(const float* query, const float* base,
 using WeightedBytesFn = int32_t (*)(const int16_t* w, const uint8_t* c, size_t dim);
 inline constexpr int64_t kMaxWeightedBytesSum = (int64_t{1} << 31) - 1;
 
+// What an SQ8 query needs of its `dim` floats q and a segment's ranges lo and
+// scale (segment/sq8.h), in double precision: out[0] = max |q_i scale_i|,
+// out[1] = sum q_i lo_i, out[2] = sum q_i^2. Each runs in four lanes (dim i
+// in lane i % 4, the last dim % 4 dims in lane 0), then the lanes are added
+// to 0 in order 0..3: every kernel set gives the scalar one's bits.
+using ScaledSumsFn = void (*)(const float* q, const float* lo, const float* scale, size_t dim,
+                              double out[3]);
+// out[i] = clamp(q_i scale_i inverse, -most, most) rounded half away from
+// zero to 16 bits (0 where the product is NaN), in double precision: every
+// kernel set gives the scalar one's bits. REQUIRES: 0 <= most <= 32767.
+using QuantizeScaledFn = void (*)(const float* q, const float* scale, double inverse,
+                                  double most, size_t dim, int16_t* out);
+
 struct DistanceKernels {
   const char* isa;          // "scalar", "avx2" or "avx512"
   DistanceFn l2_squared;    // sum (a_i - b_i)^2
@@ -44,6 +57,8 @@ struct DistanceKernels {
   BatchDistanceFn l2_squared_batch;
   BatchDistanceFn dot_batch;
   WeightedBytesFn dot_bytes;  // sum w_i * c_i
+  ScaledSumsFn scaled_sums;
+  QuantizeScaledFn quantize_scaled;
 };
 
 // The best kernels this CPU supports. SHOAL_FORCE_ISA=scalar|avx2|avx512 in

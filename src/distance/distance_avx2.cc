@@ -157,11 +157,75 @@ int32_t DotBytesAvx2(const int16_t* w, const uint8_t* c, size_t dim) {
   return total;
 }
 
+// Four floats widened to doubles.
+inline __m256d FloatsToDoubles(const float* f) { return _mm256_cvtps_pd(_mm_loadu_ps(f)); }
+
 constexpr DistanceKernels kAvx2Kernels = {
-    "avx2", &L2SquaredAvx2, &DotAvx2, &BatchImpl<L2SquaredImpl>,
-    &BatchImpl<DotImpl>, &DotBytesAvx2};
+    "avx2",         &L2SquaredAvx2,       &DotAvx2,           &BatchImpl<L2SquaredImpl>,
+    &BatchImpl<DotImpl>, &DotBytesAvx2, &ScaledSumsAvx2,    &QuantizeScaledAvx2};
 
 }  // namespace
+
+// The scalar kernel's four lanes are the vector's four lanes: the same
+// operations in the same order (no FMA: ISO C++ compiles without
+// contraction), so the same bits.
+void ScaledSumsAvx2(const float* q, const float* lo, const float* scale, size_t dim,
+                    double out[3]) {
+  const __m256d sign = _mm256_set1_pd(-0.0);
+  __m256d largest = _mm256_setzero_pd(), bias = _mm256_setzero_pd(), norm = _mm256_setzero_pd();
+  size_t i = 0;
+  for (; i + 4 <= dim; i += 4) {
+    const __m256d x = FloatsToDoubles(q + i);
+    // max(new, running): the running value when the new one is NaN, as
+    // std::max(running, new) does.
+    largest = _mm256_max_pd(_mm256_andnot_pd(sign, _mm256_mul_pd(x, FloatsToDoubles(scale + i))),
+                            largest);
+    bias = _mm256_add_pd(bias, _mm256_mul_pd(x, FloatsToDoubles(lo + i)));
+    norm = _mm256_add_pd(norm, _mm256_mul_pd(x, x));
+  }
+  alignas(32) double l[3][4];
+  _mm256_store_pd(l[0], largest);
+  _mm256_store_pd(l[1], bias);
+  _mm256_store_pd(l[2], norm);
+  for (; i < dim; ++i) {
+    // Compiler builtins, not <cmath> or <algorithm>: no inline function
+    // shared with other files may be compiled here (distance_isa.h).
+    const double x = q[i];
+    const double a = __builtin_fabs(x * scale[i]);
+    l[0][0] = l[0][0] < a ? a : l[0][0];
+    l[1][0] += x * lo[i];
+    l[2][0] += x * x;
+  }
+  out[0] = out[1] = out[2] = 0;
+  for (size_t lane = 0; lane < 4; ++lane) {
+    out[0] = out[0] < l[0][lane] ? l[0][lane] : out[0];
+    out[1] += l[1][lane];
+    out[2] += l[2][lane];
+  }
+}
+
+void QuantizeScaledAvx2(const float* q, const float* scale, double inverse, double most,
+                        size_t dim, int16_t* out) {
+  const __m256d sign = _mm256_set1_pd(-0.0), half = _mm256_set1_pd(0.5);
+  const __m256d inv = _mm256_set1_pd(inverse), hi = _mm256_set1_pd(most),
+                lo = _mm256_set1_pd(-most);
+  size_t i = 0;
+  for (; i + 4 <= dim; i += 4) {
+    const __m256d w =
+        _mm256_mul_pd(_mm256_mul_pd(FloatsToDoubles(q + i), FloatsToDoubles(scale + i)), inv);
+    // std::clamp(w, -most, most); NaN (unordered) then weighs nothing.
+    __m256d k = _mm256_min_pd(_mm256_max_pd(w, lo), hi);
+    k = _mm256_blendv_pd(k, _mm256_setzero_pd(), _mm256_cmp_pd(w, w, _CMP_UNORD_Q));
+    const __m256d r = _mm256_add_pd(k, _mm256_or_pd(_mm256_and_pd(k, sign), half));
+    const __m128i n = _mm256_cvttpd_epi32(r);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), _mm_packs_epi32(n, n));
+  }
+  for (; i < dim; ++i) {
+    const double w = static_cast<double>(q[i]) * scale[i] * inverse;
+    const double k = __builtin_isnan(w) ? 0.0 : (w < -most ? -most : (most < w ? most : w));
+    out[i] = static_cast<int16_t>(k + __builtin_copysign(0.5, k));
+  }
+}
 
 const DistanceKernels& Avx2Kernels() { return kAvx2Kernels; }
 

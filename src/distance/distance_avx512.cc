@@ -145,7 +145,7 @@ int32_t DotBytesAvx512(const int16_t* w, const uint8_t* c, size_t dim) {
 
 constexpr DistanceKernels kAvx512Kernels = {
     "avx512", &L2SquaredAvx512, &DotAvx512, &BatchImpl<L2SquaredImpl>,
-    &BatchImpl<DotImpl>, &DotBytesAvx512};
+    &BatchImpl<DotImpl>, &DotBytesAvx512, &ScaledSumsAvx2, &QuantizeScaledAvx2};
 
 }  // namespace
 

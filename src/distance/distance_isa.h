@@ -24,6 +24,13 @@ namespace shoal {
 const DistanceKernels& Avx2Kernels();
 const DistanceKernels& Avx512Kernels();
 
+// The AVX2 kernels of an SQ8 query's sums and weights (distance.h), which the
+// AVX-512 set uses too. Same REQUIRES as Avx2Kernels().
+void ScaledSumsAvx2(const float* q, const float* lo, const float* scale, size_t dim,
+                    double out[3]);
+void QuantizeScaledAvx2(const float* q, const float* scale, double inverse, double most,
+                        size_t dim, int16_t* out);
+
 }  // namespace shoal
 
 #endif  // SHOAL_SRC_DISTANCE_DISTANCE_ISA_H_

@@ -54,74 +54,30 @@ void Sq8::Decode(const uint8_t* code, float* out) const {
   for (uint32_t j = 0; j < dim(); ++j) out[j] = lo_[j] + scale_[j] * code[j];
 }
 
-namespace {
-
-// The query's sums over its dimensions, in four independent lanes (a search
-// resets a query once per segment, so this is per-query work).
-struct QuerySums {
-  double largest = 0;  // max |q_j scale_j|
-  double bias = 0;     // sum q_j lo_j
-  double norm = 0;     // sum q_j^2
-};
-
-QuerySums SumQuery(const float* q, const float* lo, const float* scale, size_t dim) {
-  constexpr size_t kLanes = 4;
-  double largest[kLanes] = {}, bias[kLanes] = {}, norm[kLanes] = {};
-  size_t j = 0;
-  for (; j + kLanes <= dim; j += kLanes) {
-    for (size_t l = 0; l < kLanes; ++l) {
-      const double x = q[j + l];
-      largest[l] = std::max(largest[l], std::fabs(x * scale[j + l]));
-      bias[l] += x * lo[j + l];
-      norm[l] += x * x;
-    }
-  }
-  for (; j < dim; ++j) {
-    const double x = q[j];
-    largest[0] = std::max(largest[0], std::fabs(x * scale[j]));
-    bias[0] += x * lo[j];
-    norm[0] += x * x;
-  }
-  QuerySums sums;
-  for (size_t l = 0; l < kLanes; ++l) {
-    sums.largest = std::max(sums.largest, largest[l]);
-    sums.bias += bias[l];
-    sums.norm += norm[l];
-  }
-  return sums;
-}
-
-}  // namespace
-
 void Sq8Query::Reset(const Sq8& quantizer, Metric metric, const float* q) {
   dim_ = quantizer.dim();
   code_bytes_ = Sq8::CodeBytes(quantizer.dim());
   metric_ = metric;
-  dot_bytes_ = Kernels().dot_bytes;
   weights_.resize(dim_);
-  const float* scale = quantizer.scale().data();
-  const QuerySums sums = SumQuery(q, quantizer.lo().data(), scale, dim_);
+  const DistanceKernels& kernels = Kernels();
+  dot_bytes_ = kernels.dot_bytes;
+  // sums: max |q_j scale_j|, sum q_j lo_j, sum q_j^2 (per query and
+  // segment: a search resets a query once per segment).
+  double sums[3];
+  kernels.scaled_sums(q, quantizer.lo().data(), quantizer.scale().data(), dim_, sums);
   // The largest |k_j| such that 255 * sum |k_j| < 2^31 whatever the code.
   const double most =
       std::min<double>(32767, std::floor(static_cast<double>(kMaxWeightedBytesSum) /
                                          (255.0 * std::max<size_t>(dim_, 1))));
-  const double step = sums.largest > 0 ? sums.largest / most : 0;
+  const double step = sums[0] > 0 ? sums[0] / most : 0;
   const bool usable = step > 0 && std::isfinite(step);
-  const double inverse = usable ? 1.0 / step : 0;
-  for (size_t j = 0; j < dim_; ++j) {
-    const double w = static_cast<double>(q[j]) * scale[j] * inverse;
-    // A query is finite and within range (validated), but a hostile file's
-    // vector searched for may not be: NaN weighs nothing, never undefined.
-    // Clamped, then rounded half away from zero by truncation: branch-free
-    // (the weights' signs are random, and a branch on them mispredicted
-    // half the time) and no libm call (std::nearbyint is one without
-    // SSE4.1). The clamp keeps |k| + 0.5 below 2^15.
-    const double k = std::isnan(w) ? 0.0 : std::clamp(w, -most, most);
-    weights_[j] = static_cast<int16_t>(k + std::copysign(0.5, k));
-  }
+  // A query is finite and within range (validated), but a hostile file's
+  // vector searched for may not be: NaN weighs nothing, never undefined.
+  kernels.quantize_scaled(q, quantizer.scale().data(), usable ? 1.0 / step : 0, most, dim_,
+                          weights_.data());
   step_ = static_cast<float>(step);
-  bias_ = static_cast<float>(sums.bias);
-  query_norm_ = static_cast<float>(sums.norm);
+  bias_ = static_cast<float>(sums[1]);
+  query_norm_ = static_cast<float>(sums[2]);
 }
 
 }  // namespace shoal::segment
