@@ -344,6 +344,11 @@ DatasetFiles FilesFromFlags() {
   f.max_base_rows = absl::GetFlag(FLAGS_max_base_rows);
   f.max_queries = absl::GetFlag(FLAGS_queries);
   if (f.query.empty()) Die("--base", absl::InvalidArgumentError("--base needs --query"));
+  if (absl::GetFlag(FLAGS_dim) > 0 || absl::GetFlag(FLAGS_vectors) > 0) {
+    Die("--base", absl::InvalidArgumentError(
+                      "--dim and --vectors resize a synthetic --dataset; with --base, the "
+                      "file sets the dim and --max_base_rows the count"));
+  }
   return f;
 }
 

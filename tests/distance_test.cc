@@ -226,6 +226,13 @@ TEST(DistanceTest, KernelsDoNotReadPastTheEndOfTheirInputs) {
       float out[kRows];
       k->l2_squared_batch(a.data(), rows.data(), kRows, dim, out);
       k->dot_batch(a.data(), rows.data(), kRows, dim, out);
+      GuardedFloats c(dim);
+      double sums[3];
+      k->scaled_sums(a.data(), b.data(), c.data(), dim, sums);
+      EXPECT_GE(sums[2], 0.0) << k->isa;
+      std::vector<int16_t> weights(dim + 1, 12345);
+      k->quantize_scaled(a.data(), b.data(), 1.0, 100, dim, weights.data());
+      EXPECT_EQ(weights[dim], 12345) << k->isa << ": wrote past the end";
     }
   }
 }
@@ -294,6 +301,49 @@ TEST(DistanceTest, ScaledSumsAreTheScalarKernelsBitsForAllDimsAndKernelSets) {
   }
 }
 
+// What a hostile file's vector may hold: a NaN product never becomes the
+// largest (the running maximum is kept, as std::max(running, new) keeps
+// it), infinities and -0.0 go through as the scalar kernel takes them, at
+// every lane and in the tail.
+TEST(DistanceTest, ScaledSumsTakeNaNInfinityAndNegativeZeroAsTheScalarKernel) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  for (size_t dim : {4, 7, 8, 11, 16}) {
+    for (size_t at = 0; at < dim; ++at) {
+      for (const auto& [x, sc] : std::vector<std::pair<float, float>>{
+               {nan, 1.0f}, {inf, 0.0f}, {-inf, 2.0f}, {-0.0f, -3.0f}, {inf, 1.0f}}) {
+        // Decreasing, so that a lane which lost its running maximum to the
+        // NaN would end with a smaller one.
+        std::vector<float> q(dim), lo(dim, 0.25f), scale(dim, 1.0f);
+        for (size_t i = 0; i < dim; ++i) q[i] = 1.0f - 0.01f * static_cast<float>(i);
+        const double largest_other = at == 0 ? q[1] : q[0];
+        q[at] = x;
+        scale[at] = sc;
+        double want[3];
+        ScalarKernels().scaled_sums(q.data(), lo.data(), scale.data(), dim, want);
+        for (const DistanceKernels* k : AvailableKernelSets()) {
+          double got[3];
+          k->scaled_sums(q.data(), lo.data(), scale.data(), dim, got);
+          for (int j = 0; j < 3; ++j) {
+            if (std::isnan(want[j])) {
+              EXPECT_TRUE(std::isnan(got[j])) << k->isa << " dim " << dim << " at " << at;
+            } else {
+              EXPECT_EQ(std::bit_cast<uint64_t>(got[j]), std::bit_cast<uint64_t>(want[j]))
+                  << k->isa << " dim " << dim << " at " << at << " q " << x << " sum " << j;
+            }
+          }
+        }
+        // The largest ignores the NaN (inf * 0) products and takes |inf|.
+        if (std::isnan(x) || sc == 0.0f) {
+          EXPECT_EQ(want[0], largest_other) << "dim " << dim << " at " << at;
+        } else if (std::isinf(x)) {
+          EXPECT_EQ(want[0], inf);
+        }
+      }
+    }
+  }
+}
+
 TEST(DistanceTest, QuantizeScaledRoundsHalfAwayClampsAndZeroesNaNOnEveryKernelSet) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float inf = std::numeric_limits<float>::infinity();
@@ -324,6 +374,15 @@ TEST(DistanceTest, QuantizeScaledRoundsHalfAwayClampsAndZeroesNaNOnEveryKernelSe
       }
       EXPECT_EQ(got.back(), 12345) << k->isa << ": wrote past the end";
     }
+    // The bounds Sq8Query uses: most 32767 (up to 257 dims), and 0.
+    std::vector<float> q = {1e9f, -1e9f, 0.3f, -0.7f, 1e9f, 2.0f, -1e9f, 0.0f, 1e9f};
+    std::vector<float> scale(q.size(), 1.0f);
+    std::vector<int16_t> got(q.size());
+    k->quantize_scaled(q.data(), scale.data(), 1.0, 32767, q.size(), got.data());
+    EXPECT_EQ(got, (std::vector<int16_t>{32767, -32767, 0, -1, 32767, 2, -32767, 0, 32767}))
+        << k->isa;
+    k->quantize_scaled(q.data(), scale.data(), 1.0, 0, q.size(), got.data());
+    EXPECT_EQ(got, std::vector<int16_t>(q.size(), 0)) << k->isa;
   }
 }
 

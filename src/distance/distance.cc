@@ -119,9 +119,14 @@ void QuantizeScaledScalar(const float* q, const float* scale, double inverse, do
   }
 }
 
-constexpr DistanceKernels kScalarKernels = {
-    "scalar",        &L2SquaredScalar,  &DotScalar,        &L2SquaredBatchScalar,
-    &DotBatchScalar, &DotBytesScalar,   &ScaledSumsScalar, &QuantizeScaledScalar};
+constexpr DistanceKernels kScalarKernels = {"scalar",
+                                             &L2SquaredScalar,
+                                             &DotScalar,
+                                             &L2SquaredBatchScalar,
+                                             &DotBatchScalar,
+                                             &DotBytesScalar,
+                                             &ScaledSumsScalar,
+                                             &QuantizeScaledScalar};
 
 // ---- Dispatch ----
 

@@ -41,7 +41,9 @@ inline constexpr int64_t kMaxWeightedBytesSum = (int64_t{1} << 31) - 1;
 // scale (segment/sq8.h), in double precision: out[0] = max |q_i scale_i|,
 // out[1] = sum q_i lo_i, out[2] = sum q_i^2. Each runs in four lanes (dim i
 // in lane i % 4, the last dim % 4 dims in lane 0), then the lanes are added
-// to 0 in order 0..3: every kernel set gives the scalar one's bits.
+// to 0 in order 0..3: every kernel set gives the scalar one's bits (a NaN
+// sum is NaN in all, perhaps with other payload bits). Every product is of
+// two floats, exact in double, so a fused multiply-add gives the same bits.
 using ScaledSumsFn = void (*)(const float* q, const float* lo, const float* scale, size_t dim,
                               double out[3]);
 // out[i] = clamp(q_i scale_i inverse, -most, most) rounded half away from

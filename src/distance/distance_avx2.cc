@@ -160,15 +160,22 @@ int32_t DotBytesAvx2(const int16_t* w, const uint8_t* c, size_t dim) {
 // Four floats widened to doubles.
 inline __m256d FloatsToDoubles(const float* f) { return _mm256_cvtps_pd(_mm_loadu_ps(f)); }
 
-constexpr DistanceKernels kAvx2Kernels = {
-    "avx2",         &L2SquaredAvx2,       &DotAvx2,           &BatchImpl<L2SquaredImpl>,
-    &BatchImpl<DotImpl>, &DotBytesAvx2, &ScaledSumsAvx2,    &QuantizeScaledAvx2};
+constexpr DistanceKernels kAvx2Kernels = {"avx2",
+                                           &L2SquaredAvx2,
+                                           &DotAvx2,
+                                           &BatchImpl<L2SquaredImpl>,
+                                           &BatchImpl<DotImpl>,
+                                           &DotBytesAvx2,
+                                           &ScaledSumsAvx2,
+                                           &QuantizeScaledAvx2};
 
 }  // namespace
 
-// The scalar kernel's four lanes are the vector's four lanes: the same
-// operations in the same order (no FMA: ISO C++ compiles without
-// contraction), so the same bits.
+// The scalar kernel's four lanes are the vector's four lanes, with the same
+// operations in the same order, so the same bits. The compiler may fuse a
+// multiply and the add after it (GCC contracts C++ too, and this file has
+// FMA): that changes nothing here only because each product is of two
+// floats, exact in double. Keep it so (distance.h).
 void ScaledSumsAvx2(const float* q, const float* lo, const float* scale, size_t dim,
                     double out[3]) {
   const __m256d sign = _mm256_set1_pd(-0.0);
@@ -183,38 +190,38 @@ void ScaledSumsAvx2(const float* q, const float* lo, const float* scale, size_t 
     bias = _mm256_add_pd(bias, _mm256_mul_pd(x, FloatsToDoubles(lo + i)));
     norm = _mm256_add_pd(norm, _mm256_mul_pd(x, x));
   }
-  alignas(32) double l[3][4];
-  _mm256_store_pd(l[0], largest);
-  _mm256_store_pd(l[1], bias);
-  _mm256_store_pd(l[2], norm);
+  alignas(32) double lanes[3][4];
+  _mm256_store_pd(lanes[0], largest);
+  _mm256_store_pd(lanes[1], bias);
+  _mm256_store_pd(lanes[2], norm);
   for (; i < dim; ++i) {
     // Compiler builtins, not <cmath> or <algorithm>: no inline function
     // shared with other files may be compiled here (distance_isa.h).
     const double x = q[i];
     const double a = __builtin_fabs(x * scale[i]);
-    l[0][0] = l[0][0] < a ? a : l[0][0];
-    l[1][0] += x * lo[i];
-    l[2][0] += x * x;
+    lanes[0][0] = lanes[0][0] < a ? a : lanes[0][0];
+    lanes[1][0] += x * lo[i];
+    lanes[2][0] += x * x;
   }
   out[0] = out[1] = out[2] = 0;
-  for (size_t lane = 0; lane < 4; ++lane) {
-    out[0] = out[0] < l[0][lane] ? l[0][lane] : out[0];
-    out[1] += l[1][lane];
-    out[2] += l[2][lane];
+  for (size_t l = 0; l < 4; ++l) {
+    out[0] = out[0] < lanes[0][l] ? lanes[0][l] : out[0];
+    out[1] += lanes[1][l];
+    out[2] += lanes[2][l];
   }
 }
 
 void QuantizeScaledAvx2(const float* q, const float* scale, double inverse, double most,
                         size_t dim, int16_t* out) {
   const __m256d sign = _mm256_set1_pd(-0.0), half = _mm256_set1_pd(0.5);
-  const __m256d inv = _mm256_set1_pd(inverse), hi = _mm256_set1_pd(most),
-                lo = _mm256_set1_pd(-most);
+  const __m256d inv = _mm256_set1_pd(inverse), ceiling = _mm256_set1_pd(most),
+                floor = _mm256_set1_pd(-most);
   size_t i = 0;
   for (; i + 4 <= dim; i += 4) {
     const __m256d w =
         _mm256_mul_pd(_mm256_mul_pd(FloatsToDoubles(q + i), FloatsToDoubles(scale + i)), inv);
     // std::clamp(w, -most, most); NaN (unordered) then weighs nothing.
-    __m256d k = _mm256_min_pd(_mm256_max_pd(w, lo), hi);
+    __m256d k = _mm256_min_pd(_mm256_max_pd(w, floor), ceiling);
     k = _mm256_blendv_pd(k, _mm256_setzero_pd(), _mm256_cmp_pd(w, w, _CMP_UNORD_Q));
     const __m256d r = _mm256_add_pd(k, _mm256_or_pd(_mm256_and_pd(k, sign), half));
     const __m128i n = _mm256_cvttpd_epi32(r);

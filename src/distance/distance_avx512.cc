@@ -143,9 +143,16 @@ int32_t DotBytesAvx512(const int16_t* w, const uint8_t* c, size_t dim) {
   return _mm_cvtsi128_si32(sum);
 }
 
-constexpr DistanceKernels kAvx512Kernels = {
-    "avx512", &L2SquaredAvx512, &DotAvx512, &BatchImpl<L2SquaredImpl>,
-    &BatchImpl<DotImpl>, &DotBytesAvx512, &ScaledSumsAvx2, &QuantizeScaledAvx2};
+// The SQ8 query's kernels are AVX2's: a query is reset once per segment,
+// and 4 doubles a step already make it a small share of a search.
+constexpr DistanceKernels kAvx512Kernels = {"avx512",
+                                             &L2SquaredAvx512,
+                                             &DotAvx512,
+                                             &BatchImpl<L2SquaredImpl>,
+                                             &BatchImpl<DotImpl>,
+                                             &DotBytesAvx512,
+                                             &ScaledSumsAvx2,
+                                             &QuantizeScaledAvx2};
 
 }  // namespace
 

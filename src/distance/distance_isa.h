@@ -4,7 +4,7 @@
 // (distance_avx2.cc, distance_avx512.cc). Internal to src/distance and tests.
 //
 // REQUIRES: call Avx2Kernels() only when the CPU has AVX2 and FMA, and
-// Avx512Kernels() only when it has AVX-512 F/DQ/BW/VL and FMA; anything else
+// Avx512Kernels() only when it has those and AVX-512 F/DQ/BW/VL; anything else
 // dies with SIGILL. Kernels() in distance.cc does this check.
 //
 // Why this header includes no <immintrin.h>: the ISA files are compiled with

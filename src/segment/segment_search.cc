@@ -166,10 +166,13 @@ absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions&
     }
     const float d = navigate(v);
     ++counts->computed;
+    if (!list.Accepts(d)) return absl::OkStatus();
+    const size_t at = list.Insert(d, v);
     // A node that becomes the list's next to expand has its neighbour list
     // asked for now, while this hop's other distances are computed, not
-    // only when it is read (small, medium: 2-5% more QPS; embed: even).
-    if (list.Accepts(d) && list.Insert(d, v) == list.NextUnexpanded()) prefetch_neighbors(v);
+    // only when it is read (docs/performance.md, "The next node's neighbour
+    // list, a hop early"). Past the first L it is never expanded.
+    if (at < expand_limit && at == list.NextUnexpanded()) prefetch_neighbors(v);
     return absl::OkStatus();
   };
 
