@@ -227,11 +227,8 @@ void QuantizeScaledAvx2(const float* q, const float* scale, double inverse, doub
     const __m128i n = _mm256_cvttpd_epi32(r);
     _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), _mm_packs_epi32(n, n));
   }
-  for (; i < dim; ++i) {
-    const double w = static_cast<double>(q[i]) * scale[i] * inverse;
-    const double k = __builtin_isnan(w) ? 0.0 : (w < -most ? -most : (most < w ? most : w));
-    out[i] = static_cast<int16_t>(k + __builtin_copysign(0.5, k));
-  }
+  // Each weight stands alone: the last dim % 4 are the scalar kernel's.
+  if (i < dim) ScalarKernels().quantize_scaled(q + i, scale + i, inverse, most, dim - i, out + i);
 }
 
 const DistanceKernels& Avx2Kernels() { return kAvx2Kernels; }
