@@ -22,6 +22,8 @@
 // afterwards, except the disk phase's, which is kept for the next run. Tables go to stdout, progress to stderr, and --output writes
 // the same figures as JSON. Usage: see docs/performance.md.
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -368,6 +370,24 @@ Dataset LoadDataset(const DatasetFiles* files) {
   if (absl::GetFlag(FLAGS_vectors) > 0 && absl::GetFlag(FLAGS_vectors) != spec.num_vectors) {
     spec.num_vectors = absl::GetFlag(FLAGS_vectors);
     spec.name += fmt::format("-n{}", spec.num_vectors);
+  }
+  // Checked before anything is allocated: a typo must be an error, not
+  // std::bad_alloc or the host's memory. The set may take half the RAM: the
+  // databases (on /dev/shm) and the peers' indexes need the rest.
+  if (spec.dim > 4096) {
+    Die("--dim", absl::InvalidArgumentError(
+                     fmt::format("{} dimensions; a collection takes 1..4096", spec.dim)));
+  }
+  const double ram = static_cast<double>(sysconf(_SC_PHYS_PAGES)) *
+                     static_cast<double>(sysconf(_SC_PAGESIZE));
+  const double bytes = (static_cast<double>(spec.num_vectors) + spec.num_queries) * spec.dim *
+                       sizeof(float);
+  if (ram > 0 && bytes > ram / 2) {
+    Die("--vectors/--queries",
+        absl::ResourceExhaustedError(fmt::format(
+            "{} base and {} query vectors of {} floats take {:.1f} GB, more than half of "
+            "this machine's {:.1f} GB of RAM",
+            spec.num_vectors, spec.num_queries, spec.dim, bytes / 1e9, ram / 1e9)));
   }
   StatusLine(fmt::format("[data]   generating {}: {} x {}, {} queries, seed {}", spec.name,
                          spec.num_vectors, spec.dim, spec.num_queries,
