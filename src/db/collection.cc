@@ -330,7 +330,7 @@ absl::Status Collection::BulkLoad(std::span<const uint64_t> ids,
     status = shards_[s]->BuildBulk(
         &*part, std::span<const uint64_t>(part_ids.data() + first, count), rows.data(), &stats);
     graph_us += static_cast<int64_t>(
-        (stats.medoid_seconds + stats.pass1_seconds + stats.pass2_seconds) * 1e6);
+        (stats.medoid_seconds + stats.insert_seconds) * 1e6);
     write_us += static_cast<int64_t>(stats.write_seconds * 1e6);
     parts.push_back(std::move(part).value());
     part_shard.push_back(s);

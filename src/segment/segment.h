@@ -69,10 +69,6 @@ struct SegmentContents {
 
 struct SegmentBuildOptions {
   GraphOptions graph;
-  // One insertion pass with graph.alpha instead of two (alpha 1, then
-  // alpha): about half the build time for a somewhat weaker graph. For
-  // segments that live briefly (flushed memtables, soon merged).
-  bool single_pass = false;
   // The code stored per node for searches to navigate on.
   VectorCode code = VectorCode::kSq8;
   uint64_t seed = 0x5eed;  // with one thread, the same input gives the same file
@@ -81,8 +77,7 @@ struct SegmentBuildOptions {
 // Where the time of a build went (for SHOAL_DEBUG_TIMING and the bench).
 struct SegmentBuildStats {
   double medoid_seconds = 0;
-  double pass1_seconds = 0;   // alpha = 1
-  double pass2_seconds = 0;   // alpha = graph.alpha (an extended seed's one pass)
+  double insert_seconds = 0;  // the insertion pass and the final prune
   double seed_seconds = 0;    // reading and repairing a seed's lists
   uint64_t seeded_nodes = 0;  // nodes whose lists came from a seed
   double write_seconds = 0;   // encode + write + fsync + rename

@@ -368,9 +368,9 @@ absl::Status BuildSegment(FileSystem* fs, ThreadPool* pool, const std::string& p
           }
           return kept;
         },
-        options.single_pass, pool, stats);
+        pool, stats);
   } else {
-    graph.Extend(0, {}, options.single_pass, pool, stats);
+    graph.Build(pool, stats);
   }
 
   const auto start = std::chrono::steady_clock::now();

@@ -135,11 +135,11 @@ void VamanaBuilder::ReadIds(uint32_t node, std::vector<uint32_t>* out) {
 }
 
 void VamanaBuilder::Build(ThreadPool* pool, SegmentBuildStats* stats) {
-  Extend(0, {}, /*single_pass=*/false, pool, stats);
+  Extend(0, {}, pool, stats);
 }
 
-void VamanaBuilder::Extend(size_t seeded, const SeedFn& seed, bool single_pass,
-                           ThreadPool* pool, SegmentBuildStats* stats) {
+void VamanaBuilder::Extend(size_t seeded, const SeedFn& seed, ThreadPool* pool,
+                           SegmentBuildStats* stats) {
   if (n_ == 0) return;
   const size_t threads = pool == nullptr ? 1 : std::max<size_t>(1, pool->size());
   scratch_.resize(threads);
@@ -167,27 +167,15 @@ void VamanaBuilder::Extend(size_t seeded, const SeedFn& seed, bool single_pass,
   medoid_ = FindMedoid(distance_, pool, seeded == 0 ? n_ : seeded);
   if (stats != nullptr) stats->medoid_seconds = Seconds(start);
 
-  // The nodes to insert, each pass in its own random order.
-  auto order = [&](uint64_t s) {
-    std::vector<uint32_t> nodes = ShuffledOrder(n_ - seeded, s);
-    for (uint32_t& node : nodes) node += static_cast<uint32_t>(seeded);
-    return nodes;
-  };
-  if (!single_pass) {
-    start = std::chrono::steady_clock::now();
-    // With a seed, the back edges' prunes of pass 1 use alpha too: they
-    // prune seeded lists, which pass 2 does not revisit, and alpha = 1
-    // there would strip their long edges (a seeded graph extended again
-    // and again lost 0.17 of its recall@10 in 20 rounds that way).
-    RunPass(order(seed_), 1.0f, seeded > 0 ? alpha_ : 1.0f, pool);
-    if (stats != nullptr) stats->pass1_seconds = Seconds(start);
-  }
+  // The nodes to insert, in a random order.
+  std::vector<uint32_t> order = ShuffledOrder(n_ - seeded, seed_);
+  for (uint32_t& node : order) node += static_cast<uint32_t>(seeded);
   start = std::chrono::steady_clock::now();
-  RunPass(order(single_pass ? seed_ : seed_ + 1), alpha_, alpha_, pool);
-  FinalPrune(pool, alpha_);
-  if (stats != nullptr) stats->pass2_seconds = Seconds(start);
+  RunPass(order, pool);
+  FinalPrune(pool);
+  if (stats != nullptr) stats->insert_seconds = Seconds(start);
 
-  uint64_t computed = 2 * n_;  // the medoid's two passes
+  uint64_t computed = 2 * n_;  // the medoid's two passes over the points
   for (const Scratch& s : scratch_) computed += s.distances;
   if (stats != nullptr) stats->distance_computations = computed;
   scratch_.clear();
@@ -240,15 +228,14 @@ void VamanaBuilder::SeedNode(uint32_t p, const SeedFn& seed, Scratch* s) {
   SetList(p, s->pruned);
 }
 
-void VamanaBuilder::RunPass(const std::vector<uint32_t>& order, float alpha,
-                            float back_alpha, ThreadPool* pool) {
+void VamanaBuilder::RunPass(const std::vector<uint32_t>& order, ThreadPool* pool) {
   std::atomic<size_t> next{0};
   const size_t n = order.size();
   OnEveryThread(pool, scratch_.size(), [&](size_t t) {
     Scratch* s = &scratch_[t];
     for (size_t begin; (begin = next.fetch_add(kChunk)) < n;) {
       const size_t end = std::min(n, begin + kChunk);
-      for (size_t i = begin; i < end; ++i) Insert(order[i], alpha, back_alpha, s);
+      for (size_t i = begin; i < end; ++i) Insert(order[i], s);
     }
   });
 }
@@ -319,10 +306,10 @@ void VamanaBuilder::Walk(uint32_t p, const DistanceToP& distance, bool codes, Sc
   s->distances += computed;
 }
 
-void VamanaBuilder::Insert(uint32_t p, float alpha, float back_alpha, Scratch* s) {
+void VamanaBuilder::Insert(uint32_t p, Scratch* s) {
   Search(p, s);
   // Candidates: the nodes the search expanded, plus p's current neighbours
-  // (pass 2, and backward edges other insertions gave p), each once.
+  // (backward edges other insertions gave p), each once.
   s->pool.clear();
   s->visited.Clear(n_);
   for (const Candidate& c : s->expanded) {
@@ -333,7 +320,7 @@ void VamanaBuilder::Insert(uint32_t p, float alpha, float back_alpha, Scratch* s
   Unlock(p);
   const uint32_t seen = store_->version(p).load(std::memory_order_relaxed);
   SortCandidates(p, &s->pool);
-  RobustPrune(p, s->pool, alpha, max_degree_, distance_, &s->pruned, &s->distances);
+  RobustPrune(p, s->pool, alpha_, max_degree_, distance_, &s->pruned, &s->distances);
 
   Lock(p);
   // Other insertions may have given p backward edges since we read its
@@ -341,7 +328,7 @@ void VamanaBuilder::Insert(uint32_t p, float alpha, float back_alpha, Scratch* s
   // inserted at the same time). Prune again with them included.
   if (store_->version(p).load(std::memory_order_relaxed) != seen + 1 && AddListToPool(p, s)) {
     SortCandidates(p, &s->pool);
-    RobustPrune(p, s->pool, alpha, max_degree_, distance_, &s->pruned, &s->distances);
+    RobustPrune(p, s->pool, alpha_, max_degree_, distance_, &s->pruned, &s->distances);
   }
   SetList(p, s->pruned);
   Unlock(p);
@@ -349,7 +336,7 @@ void VamanaBuilder::Insert(uint32_t p, float alpha, float back_alpha, Scratch* s
   // s->pruned is reused by the prunes below (and p's list may change under
   // other threads): walk a copy.
   s->chosen.assign(s->pruned.begin(), s->pruned.end());
-  for (const Candidate& c : s->chosen) AddBackEdge(c.node, p, c.distance, back_alpha, s);
+  for (const Candidate& c : s->chosen) AddBackEdge(c.node, p, c.distance, s);
 }
 
 bool VamanaBuilder::AddListToPool(uint32_t p, Scratch* s) {
@@ -362,8 +349,7 @@ bool VamanaBuilder::AddListToPool(uint32_t p, Scratch* s) {
   return s->pool.size() > before;
 }
 
-void VamanaBuilder::AddBackEdge(uint32_t from, uint32_t to, float distance, float alpha,
-                                Scratch* s) {
+void VamanaBuilder::AddBackEdge(uint32_t from, uint32_t to, float distance, Scratch* s) {
   Lock(from);
   const uint32_t count = store_->count(from);
   uint32_t* ids = store_->ids(from);
@@ -374,21 +360,20 @@ void VamanaBuilder::AddBackEdge(uint32_t from, uint32_t to, float distance, floa
       std::atomic_ref<uint32_t>(store_->count(from)).store(count + 1, std::memory_order_relaxed);
     } else {
       const Candidate extra{distance, to};
-      PruneList(from, &extra, alpha, s);
+      PruneList(from, &extra, s);
     }
   }
   Unlock(from);
 }
 
-void VamanaBuilder::PruneList(uint32_t node, const Candidate* extra, float alpha,
-                              Scratch* s) {
+void VamanaBuilder::PruneList(uint32_t node, const Candidate* extra, Scratch* s) {
   s->pool.clear();
   const uint32_t* ids = store_->ids(node);
   const float* distances = store_->distances(node);
   for (uint32_t k = 0; k < store_->count(node); ++k) s->pool.push_back({distances[k], ids[k]});
   if (extra != nullptr) s->pool.push_back(*extra);
   SortCandidates(node, &s->pool);
-  RobustPrune(node, s->pool, alpha, max_degree_, distance_, &s->pruned, &s->distances);
+  RobustPrune(node, s->pool, alpha_, max_degree_, distance_, &s->pruned, &s->distances);
   SetList(node, s->pruned);
 }
 
@@ -404,7 +389,7 @@ void VamanaBuilder::SetList(uint32_t node, const std::vector<Candidate>& list) {
       .store(static_cast<uint32_t>(list.size()), std::memory_order_relaxed);
 }
 
-void VamanaBuilder::FinalPrune(ThreadPool* pool, float alpha) {
+void VamanaBuilder::FinalPrune(ThreadPool* pool) {
   std::atomic<size_t> next{0};
   OnEveryThread(pool, scratch_.size(), [&](size_t t) {
     Scratch* s = &scratch_[t];
@@ -412,7 +397,7 @@ void VamanaBuilder::FinalPrune(ThreadPool* pool, float alpha) {
       for (size_t i = begin; i < std::min(n_, begin + 1024); ++i) {
         // Each node is visited by one thread only; no lock needed.
         const uint32_t node = static_cast<uint32_t>(i);
-        if (store_->count(node) > max_degree_) PruneList(node, nullptr, alpha, s);
+        if (store_->count(node) > max_degree_) PruneList(node, nullptr, s);
       }
     }
   });

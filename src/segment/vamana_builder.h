@@ -3,23 +3,26 @@
 // Builds a Vamana graph (DiskANN, Subramanya et al. 2019) in memory:
 //
 //   1. entry point: the medoid (FindMedoid);
-//   2. pass 1, alpha = 1: starting from an empty graph, every point in a
+//   2. one insertion pass: starting from an empty graph, every point in a
 //      seeded random order is inserted: a greedy search for it from the
 //      medoid with list size L (on the SQ8 codes when the BuildDistance has
-//      them, the expanded nodes then measured exactly), RobustPrune of the
-//      nodes it expanded (plus
-//      its current neighbours) down to R, then a backward edge from each new
-//      neighbour, pruned when that neighbour's list overflows;
-//   3. pass 2 repeats this with the configured alpha over the pass-1 graph;
-//   4. lists still longer than R (see kSlack) are pruned to R.
+//      them, the expanded nodes then measured exactly), RobustPrune with
+//      alpha of the nodes it expanded (plus its current neighbours) down to
+//      R, then a backward edge from each new neighbour, pruned (alpha) when
+//      that neighbour's list overflows;
+//   3. lists still longer than R (see kSlack) are pruned to R.
+// DiskANN runs step 2 twice, first with alpha = 1. So did shoal until
+// 2026-11-27: since searches start from entry points where the medoid's
+// walks miss (entry_points.h), the first pass bought little recall (none on
+// medium; 0.004-0.009 of recall@10 below list 15 on embed; out-of-distribution
+// queries did better without it) for 1.2-1.45x the build time
+// (docs/performance.md, "One insertion pass").
 //
 // Extend builds from a seed instead (a merge reusing its largest input's
 // graph, as FreshDiskANN's StreamingMerge): the seeded nodes' lists are
 // given (and repaired where they lost edges, see SeedNode), the entry point
-// is the seeded node nearest the centroid, and only the other nodes go through
-// passes 1 and 2 (or pass 2 alone, single_pass), then step 4. The shard's
-// merges insert in one pass (GraphBuild::kExtend in shard/shard.h says what
-// was measured).
+// is the seeded node nearest the centroid, and only the other nodes go
+// through steps 2 and 3.
 //
 // Points are inserted concurrently on all threads of the pool: each node's
 // list has a spinlock (a seqlock for readers, see Lock), held only to update
@@ -76,10 +79,9 @@ class VamanaBuilder {
   using SeedFn = std::function<size_t(uint32_t node, std::vector<uint32_t>* candidates)>;
 
   // Builds with nodes [0, seeded) seeded by `seed` and nodes [seeded, n)
-  // inserted (see the file comment); Build is Extend(0, {}, false, ...).
+  // inserted (see the file comment); Build is Extend(0, {}, ...).
   // Fills *stats as Build, and the seeding's seed_seconds (may be null).
-  void Extend(size_t seeded, const SeedFn& seed, bool single_pass, ThreadPool* pool,
-              SegmentBuildStats* stats);
+  void Extend(size_t seeded, const SeedFn& seed, ThreadPool* pool, SegmentBuildStats* stats);
 
   // After Build: the entry point, and each node's out-neighbours (at most R;
   // a prune leaves a list closest first, back edges added after it are
@@ -106,13 +108,11 @@ class VamanaBuilder {
     uint64_t distances = 0;
   };
 
-  // Inserts every node of `order`: its own list pruned with `alpha`, the
-  // lists its back edges overflow with `back_alpha`.
-  void RunPass(const std::vector<uint32_t>& order, float alpha, float back_alpha,
-               ThreadPool* pool);
+  // Inserts every node of `order` (every prune with alpha).
+  void RunPass(const std::vector<uint32_t>& order, ThreadPool* pool);
   // Sets p's list from its seed, repairing it where it lost edges.
   void SeedNode(uint32_t p, const SeedFn& seed, Scratch* s);
-  void Insert(uint32_t p, float alpha, float back_alpha, Scratch* s);
+  void Insert(uint32_t p, Scratch* s);
   // Greedy search for point p from the medoid; leaves the expanded nodes in
   // s->expanded, with exact distances. With codes, the search navigates on
   // them and only the expanded nodes' distances are computed exactly.
@@ -122,11 +122,11 @@ class VamanaBuilder {
   // Adds p's list entries not yet marked in s->visited to s->pool; returns
   // whether there were any. REQUIRES: p's lock held.
   bool AddListToPool(uint32_t p, Scratch* s);
-  void AddBackEdge(uint32_t from, uint32_t to, float distance, float alpha, Scratch* s);
+  void AddBackEdge(uint32_t from, uint32_t to, float distance, Scratch* s);
   // Replaces `node`'s list by RobustPrune of it (plus `extra`, when given).
   // REQUIRES: node's lock held, or no concurrent access.
-  void PruneList(uint32_t node, const Candidate* extra, float alpha, Scratch* s);
-  void FinalPrune(ThreadPool* pool, float alpha);
+  void PruneList(uint32_t node, const Candidate* extra, Scratch* s);
+  void FinalPrune(ThreadPool* pool);
   // REQUIRES: node's lock held, or no concurrent access.
   void SetList(uint32_t node, const std::vector<Candidate>& list);
 

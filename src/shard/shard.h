@@ -363,17 +363,15 @@ class Shard {
   void FlushedLocked(const FrozenSource& f) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // How WriteSegment builds a graph.
   enum class GraphBuild {
-    // Two insertion passes (alpha 1, then alpha) at the build list size.
-    // Cheaper variants (one pass; pass 1 at L/2; L 64) were measured and
-    // dropped: each lost recall on some data (docs/performance.md, "Builds").
+    // One insertion pass (alpha) at the build list size. (Two passes, alpha
+    // 1 first, as DiskANN builds, until 2026-11-27; vamana_builder.h says
+    // why no longer.) Cheaper variants (L 64; a smaller R) lost recall on
+    // some data (docs/performance.md, "Builds").
     kFull,
     kQuick,   // one pass at half the build list size (QuickFlushLocked)
     // A merge extending its largest input's graph (contents.seed): the new
     // nodes are inserted in one pass (alpha) at the full build list size,
-    // as FreshDiskANN inserts. Two passes measured no better recall@10 on
-    // the merged graph (medium: -0.0056 against BulkLoad at list size 30
-    // with two, -0.0066 with one) for ~1.4x the merge's time
-    // (docs/performance.md). The result counts as fully built.
+    // as FreshDiskANN inserts. The result counts as fully built.
     kExtend,
   };
   // Builds `contents` into segment file `number` and opens it. On error the
@@ -385,7 +383,7 @@ class Shard {
   // Whether a flush of `vectors` vectors builds a quick graph: when
   // background compaction will fold it into a larger, fully built segment
   // (inserting its vectors into that graph), its own graph only serves
-  // until then. About a third of a full build's time.
+  // until then. Its one pass searches with half the build list size.
   bool QuickFlushLocked(uint64_t vectors) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // The segment holding `ids` (rows of dim floats) with their sequences, and
   // tombstones (ids, sequences), in this shard's shape.

@@ -254,7 +254,7 @@ absl::Status Shard::MergeSegments(const std::vector<SegmentSource>& inputs,
   auto us = [](double seconds) { return static_cast<int64_t>(seconds * 1e6); };
   timing.Line(options_.collection_name, options_.index, inputs.size(), ids.size(),
               build.seeded_nodes, tombstone_ids.size(), collect_us, us(build.seed_seconds),
-              us(build.medoid_seconds), us(build.pass1_seconds + build.pass2_seconds),
+              us(build.medoid_seconds), us(build.insert_seconds),
               us(build.write_seconds), timing.Lap(), timing.Total(),
               build.distance_computations);
   return absl::OkStatus();

@@ -51,7 +51,6 @@ absl::StatusOr<std::shared_ptr<Segment>> Shard::WriteSegment(uint64_t number,
   SegmentBuildOptions build;
   build.graph = options_.collection.graph;
   build.code = options_.collection.code;
-  build.single_pass = how != GraphBuild::kFull;
   if (how == GraphBuild::kQuick) {
     build.graph.build_list_size = std::max<uint32_t>(1, build.graph.build_list_size / 2);
   }
@@ -163,8 +162,8 @@ absl::Status Shard::FlushOldest() {
     if (!fold.empty()) return MergeSegments(fold, keep_tombstones, nullptr, &f);
   }
   timing::Scope timing("flush",
-                       "collection,shard,vectors,tombstones,collect_us,medoid_us,pass1_us,"
-                       "pass2_us,write_us,open_us,publish_us,total_us,distance_computations");
+                       "collection,shard,vectors,tombstones,collect_us,medoid_us,insert_us,"
+                       "write_us,open_us,publish_us,total_us,distance_computations");
   FrozenSource f;
   bool quick = false;
   {
@@ -212,9 +211,9 @@ absl::Status Shard::FlushOldest() {
   RemoveLogFilesUpTo(f.last_wal_number);
   auto us = [](double seconds) { return static_cast<int64_t>(seconds * 1e6); };
   timing.Line(options_.collection_name, options_.index, ids.size(), tombstones.size(),
-              collect_us, us(build.medoid_seconds), us(build.pass1_seconds),
-              us(build.pass2_seconds), us(build.write_seconds),
-              built_us - us(build.medoid_seconds + build.pass1_seconds + build.pass2_seconds +
+              collect_us, us(build.medoid_seconds), us(build.insert_seconds),
+              us(build.write_seconds),
+              built_us - us(build.medoid_seconds + build.insert_seconds +
                             build.write_seconds),
               timing.Lap(), timing.Total(), build.distance_computations);
   return absl::OkStatus();
