@@ -291,7 +291,7 @@ absl::Status Collection::BulkLoad(std::span<const uint64_t> ids,
   }
   // Where a load's time goes, for SHOAL_DEBUG_TIMING: checking and routing
   // the input, copying each shard's rows together, building the graphs (the
-  // medoids and both passes), writing the files (encode, write, fsync,
+  // medoids and the insertion passes), writing the files (encode, write, fsync,
   // rename) and publishing them in MANIFEST.
   timing::Scope timing("bulkload",
                        "collection,vectors,shards,partition_us,copy_us,graph_us,write_us,"

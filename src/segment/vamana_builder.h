@@ -14,7 +14,7 @@
 // DiskANN runs step 2 twice, first with alpha = 1. So did shoal until
 // 2026-11-27: since searches start from entry points where the medoid's
 // walks miss (entry_points.h), the first pass bought little recall (none on
-// medium; 0.004-0.009 of recall@10 below list 15 on embed; out-of-distribution
+// medium; 0.006-0.011 of recall@10 at lists 5-12 on embed; out-of-distribution
 // queries did better without it) for 1.2-1.45x the build time
 // (docs/performance.md, "One insertion pass").
 //
@@ -68,7 +68,7 @@ class VamanaBuilder {
   VamanaBuilder& operator=(const VamanaBuilder&) = delete;
 
   // Builds the graph on `pool`'s threads (null: the calling thread only).
-  // Fills the medoid/pass timings and distance_computations of *stats
+  // Fills the medoid/insertion timings and distance_computations of *stats
   // (may be null).
   void Build(ThreadPool* pool, SegmentBuildStats* stats);
 

@@ -16,7 +16,7 @@ namespace shoal {
 
 bool MergeReusesGraph(const Segment& largest, const GraphOptions& graph) {
   // Extending runs one insertion pass over the other inputs' vectors only
-  // (GraphBuild::kExtend); a rebuild runs two over all, for a graph measured
+  // (GraphBuild::kExtend); a rebuild runs one over all, for a graph measured
   // no better (docs/performance.md, "Merges that extend the largest graph",
   // and the part after it). A graph
   // built more cheaply (a quick flush, a smaller build list) is rebuilt
