@@ -16,7 +16,7 @@ namespace shoal {
 
 bool MergeReusesGraph(const Segment& largest, const GraphOptions& graph) {
   // Extending runs one insertion pass over the other inputs' vectors only
-  // (GraphBuild::kExtend); a rebuild runs one over all, for a graph measured
+  // (contents.seed); a rebuild runs one over all, for a graph measured
   // no better (docs/performance.md, "Merges that extend the largest graph",
   // and the part after it). A graph
   // built more cheaply (a quick flush, a smaller build list) is rebuilt
@@ -231,8 +231,7 @@ absl::Status Shard::MergeSegments(const std::vector<SegmentSource>& inputs,
   SegmentBuildStats build;
   SHOAL_ASSIGN_OR_RETURN(
       std::shared_ptr<Segment> segment,
-      WriteSegment(meta.number, contents, &build,
-                   contents.seed != nullptr ? GraphBuild::kExtend : GraphBuild::kFull));
+      WriteSegment(meta.number, contents, &build));
   (void)timing.Lap();  // the build, split in its stats below
   ShardEdit edit;
   edit.shard = options_.index;
