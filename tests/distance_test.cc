@@ -184,6 +184,43 @@ TEST(DistanceTest, Avx512BatchEqualsSingleKernels) {
   ExpectBatchEqualsSingle(Avx512Kernels());
 }
 
+// Bit-for-bit: a graph build's prune takes some distances four at a time and
+// the others one at a time, and compares them with each other.
+TEST(DistanceTest, FourDistancesAreTheSingleKernelsBitsInEitherOrderForAllDims) {
+  std::mt19937 rng(306);
+  for (const DistanceKernels* k : AvailableKernelSets()) {
+    for (size_t dim : TestDims()) {
+      // Unaligned rows, values over several binades so the order of the
+      // adds shows in the last bits.
+      const std::vector<float> a = RandomVector(rng, dim + 1);
+      std::vector<std::vector<float>> rows;
+      for (int r = 0; r < 4; ++r) {
+        std::vector<float> row = RandomVector(rng, dim + 1);
+        for (float& x : row) x *= std::ldexp(1.0f, static_cast<int>(rng() % 9) - 4);
+        rows.push_back(std::move(row));
+      }
+      const float* b[4] = {rows[0].data() + 1, rows[1].data() + 1, rows[2].data() + 1,
+                           rows[3].data() + 1};
+      float out[5] = {-1, -1, -1, -1, -7};
+      k->l2_squared_four(a.data() + 1, b, dim, out);
+      for (int r = 0; r < 4; ++r) {
+        EXPECT_EQ(std::bit_cast<uint32_t>(out[r]),
+                  std::bit_cast<uint32_t>(k->l2_squared(a.data() + 1, b[r], dim)))
+            << k->isa << " dim " << dim << " row " << r;
+        EXPECT_EQ(std::bit_cast<uint32_t>(out[r]),
+                  std::bit_cast<uint32_t>(k->l2_squared(b[r], a.data() + 1, dim)))
+            << k->isa << " dim " << dim << " row " << r;
+      }
+      EXPECT_EQ(out[4], -7.0f) << k->isa << ": wrote past out[3]";
+      // The same row four times, and a itself: all equal, and 0 for a.
+      const float* same[4] = {b[2], a.data() + 1, b[2], b[2]};
+      k->l2_squared_four(a.data() + 1, same, dim, out);
+      EXPECT_EQ(out[0], out[2]) << k->isa << " dim " << dim;
+      EXPECT_EQ(out[1], 0.0f) << k->isa << " dim " << dim;
+    }
+  }
+}
+
 // `count` floats that end exactly where an unreadable page begins, so a
 // kernel that reads one float too many dies with SIGSEGV.
 class GuardedFloats {
@@ -226,6 +263,11 @@ TEST(DistanceTest, KernelsDoNotReadPastTheEndOfTheirInputs) {
       float out[kRows];
       k->l2_squared_batch(a.data(), rows.data(), kRows, dim, out);
       k->dot_batch(a.data(), rows.data(), kRows, dim, out);
+      GuardedFloats r0(dim), r1(dim), r2(dim), r3(dim);
+      const float* four[4] = {r0.data(), r1.data(), r2.data(), r3.data()};
+      float four_out[4];
+      k->l2_squared_four(a.data(), four, dim, four_out);
+      EXPECT_GE(four_out[3], 0.0f) << k->isa;
       GuardedFloats c(dim);
       double sums[3];
       k->scaled_sums(a.data(), b.data(), c.data(), dim, sums);

@@ -73,6 +73,10 @@ void DotBatchScalar(const float* query, const float* base, size_t n,
   for (size_t r = 0; r < n; ++r) out[r] = DotScalar(query, base + r * dim, dim);
 }
 
+void L2SquaredFourScalar(const float* a, const float* const b[4], size_t dim, float out[4]) {
+  for (size_t k = 0; k < 4; ++k) out[k] = L2SquaredScalar(a, b[k], dim);
+}
+
 int32_t DotBytesScalar(const int16_t* w, const uint8_t* c, size_t dim) {
   int32_t sum = 0;
   for (size_t i = 0; i < dim; ++i) sum += int32_t{w[i]} * c[i];
@@ -124,6 +128,7 @@ constexpr DistanceKernels kScalarKernels = {"scalar",
                                              &DotScalar,
                                              &L2SquaredBatchScalar,
                                              &DotBatchScalar,
+                                             &L2SquaredFourScalar,
                                              &DotBytesScalar,
                                              &ScaledSumsScalar,
                                              &QuantizeScaledScalar};

@@ -30,6 +30,14 @@ using DistanceFn = float (*)(const float* a, const float* b, size_t dim);
 using BatchDistanceFn = void (*)(const float* query, const float* base,
                                  size_t n, size_t dim, float* out);
 
+// Squared L2 from `a` to each of four vectors: out[k] is bit for bit
+// l2_squared(a, b[k], dim) of the same kernel set (and so of
+// l2_squared(b[k], a, dim)). One load of a serves four distances, and
+// eight chains of adds overlap where one distance has four: the
+// neighbour prune of a graph build runs on it (segment/robust_prune.h).
+using FourDistancesFn = void (*)(const float* a, const float* const b[4], size_t dim,
+                                 float out[4]);
+
 // sum w_i * c_i over `dim` 16-bit weights and `dim` bytes (8-bit codes,
 // segment/sq8.h), exact in 32-bit integers: the inner product of a query
 // quantized to 16 bits with a code. REQUIRES: 255 * sum |w_i| < 2^31 (the
@@ -58,6 +66,7 @@ struct DistanceKernels {
   DistanceFn dot;           // sum a_i * b_i
   BatchDistanceFn l2_squared_batch;
   BatchDistanceFn dot_batch;
+  FourDistancesFn l2_squared_four;
   WeightedBytesFn dot_bytes;  // sum w_i * c_i
   ScaledSumsFn scaled_sums;
   QuantizeScaledFn quantize_scaled;

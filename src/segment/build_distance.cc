@@ -12,7 +12,8 @@ BuildDistance::BuildDistance(const NodeStore& store, Metric metric)
       stride_(store.stride()),
       n_(store.size()),
       dim_(store.dim()),
-      l2_(Kernels().l2_squared) {
+      l2_(Kernels().l2_squared),
+      l2_four_(Kernels().l2_squared_four) {
   const size_t n = n_;
   const uint32_t dim = dim_;
   if (metric != Metric::kInnerProduct || n == 0) return;

@@ -1,0 +1,112 @@
+// Copyright 2026 The shoal Authors.
+//
+// RobustPrune keeps exactly the candidates DiskANN's rule keeps, whichever
+// way it computes the occlusion distances (it takes them four at a time):
+// compared here with the rule written out one distance at a time.
+
+#include "segment/robust_prune.h"
+
+#include <cstdint>
+#include <random>
+#include <span>
+#include <vector>
+
+#include "distance/distance.h"
+#include "gtest/gtest.h"
+#include "segment/build_distance.h"
+#include "segment/node_store.h"
+
+namespace shoal::segment {
+namespace {
+
+// The rule of robust_prune.h, one distance at a time, in the order kept.
+std::vector<Candidate> ReferencePrune(uint32_t p, std::span<const Candidate> pool, float alpha,
+                                      uint32_t max_degree, const BuildDistance& distance) {
+  std::vector<Candidate> out;
+  uint32_t duplicates = 0;
+  for (const Candidate& c : pool) {
+    if (c.node == p) continue;
+    if (c.distance <= 0.0f) {
+      if (duplicates == MaxDuplicateEdges(max_degree)) continue;
+      ++duplicates;
+    } else {
+      bool occluded = false;
+      for (const Candidate& s : out) {
+        if (s.distance > 0.0f && alpha * distance(s.node, c.node) < c.distance) occluded = true;
+      }
+      if (occluded) continue;
+    }
+    out.push_back(c);
+    if (out.size() == max_degree) break;
+  }
+  return out;
+}
+
+struct Points {
+  Points(Metric metric, uint32_t dim, size_t n, uint32_t seed) : order(n) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> gauss;
+    vectors.resize(n * dim);
+    for (size_t i = 0; i < n; ++i) {
+      order[i] = static_cast<uint32_t>(i);
+      // Every 9th point repeats the one before it: duplicates of p and of
+      // each other reach the pool.
+      for (uint32_t j = 0; j < dim; ++j) {
+        vectors[i * dim + j] = (i % 9 == 8) ? vectors[(i - 1) * dim + j] : gauss(rng);
+      }
+      // Norms from 0.5 to 2 under kInnerProduct, so the lift is not 0.
+      const float scale = metric == Metric::kInnerProduct ? 0.5f + 1.5f * (i % 7) / 6 : 1.0f;
+      for (uint32_t j = 0; j < dim; ++j) vectors[i * dim + j] *= scale;
+      if (metric == Metric::kCosine) NormalizeInPlace(vectors.data() + i * dim, dim);
+    }
+  }
+  std::vector<float> vectors;
+  std::vector<uint32_t> order;
+};
+
+class RobustPruneTest : public ::testing::TestWithParam<Metric> {};
+
+TEST_P(RobustPruneTest, KeepsWhatTheOneDistanceAtATimeRuleKeeps) {
+  const Metric metric = GetParam();
+  for (uint32_t dim : {3u, 24u, 37u, 128u}) {
+    constexpr size_t kPoints = 400;
+    const Points points(metric, dim, kPoints, 11 + dim);
+    const NodeStore store(points.vectors.data(), points.order, dim, 8, nullptr);
+    const BuildDistance distance(store, metric);
+    std::mt19937 rng(dim);
+    for (uint32_t max_degree : {1u, 3u, 4u, 5u, 8u, 17u, 64u, 300u}) {
+      for (float alpha : {1.0f, 1.2f, 2.0f}) {
+        for (int round = 0; round < 4; ++round) {
+          const uint32_t p = static_cast<uint32_t>(rng() % kPoints);
+          // A pool of up to 350 distinct nodes, p itself among them half the time.
+          std::vector<Candidate> pool;
+          const uint32_t start = static_cast<uint32_t>(rng() % kPoints);
+          const size_t size = 1 + rng() % 350;
+          for (size_t k = 0; k < size; ++k) {
+            const uint32_t v = static_cast<uint32_t>((start + k) % kPoints);
+            if (v == p && round % 2 == 0) continue;
+            pool.push_back({distance(p, v), v});
+          }
+          SortCandidates(p, &pool);
+          std::vector<Candidate> got;
+          uint64_t computed = 0;
+          RobustPrune(p, pool, alpha, max_degree, distance, &got, &computed);
+          const std::vector<Candidate> want = ReferencePrune(p, pool, alpha, max_degree, distance);
+          ASSERT_EQ(got.size(), want.size())
+              << "dim " << dim << " R " << max_degree << " alpha " << alpha;
+          for (size_t k = 0; k < got.size(); ++k) {
+            EXPECT_EQ(got[k].node, want[k].node) << "dim " << dim << " R " << max_degree;
+            EXPECT_EQ(got[k].distance, want[k].distance);
+          }
+          EXPECT_LE(got.size(), max_degree);
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllMetrics, RobustPruneTest,
+                         ::testing::Values(Metric::kL2, Metric::kInnerProduct, Metric::kCosine));
+
+}  // namespace
+}  // namespace shoal::segment
