@@ -105,6 +105,62 @@ TEST_P(RobustPruneTest, KeepsWhatTheOneDistanceAtATimeRuleKeeps) {
   }
 }
 
+// A list pruned again after back edges overflowed it: the entries the first
+// prune kept are flagged, and the second prune keeps what it would keep
+// without flags, testing fewer pairs.
+TEST_P(RobustPruneTest, FlaggedEntriesOfAnEarlierPruneGiveTheSameChoiceForFewerDistances) {
+  const Metric metric = GetParam();
+  for (uint32_t dim : {5u, 40u, 128u}) {
+    constexpr size_t kPoints = 500;
+    const Points points(metric, dim, kPoints, 17 + dim);
+    const NodeStore store(points.vectors.data(), points.order, dim, 8, nullptr);
+    const BuildDistance distance(store, metric);
+    std::mt19937 rng(dim + 1);
+    uint64_t with_flags = 0, without_flags = 0;
+    for (uint32_t max_degree : {2u, 7u, 16u, 32u, 64u}) {
+      for (float alpha : {1.0f, 1.2f}) {
+        for (int round = 0; round < 6; ++round) {
+          const uint32_t p = static_cast<uint32_t>(rng() % kPoints);
+          std::vector<uint8_t> taken(kPoints, 0);
+          taken[p] = 1;
+          auto draw = [&](size_t count, std::vector<Candidate>* pool) {
+            for (size_t k = 0; k < count; ++k) {
+              const uint32_t v = static_cast<uint32_t>(rng() % kPoints);
+              if (taken[v]) continue;
+              taken[v] = 1;
+              pool->push_back({distance(p, v), v});
+            }
+          };
+          std::vector<Candidate> first;
+          draw(3 * max_degree, &first);
+          SortCandidates(p, &first);
+          std::vector<Candidate> kept;
+          uint64_t ignored = 0;
+          RobustPrune(p, first, alpha, max_degree, distance, &kept, &ignored);
+          // The kept list plus back edges (new candidates), sorted again.
+          std::vector<Candidate> pool = kept;
+          draw(1 + rng() % (max_degree + 4), &pool);
+          SortCandidates(p, &pool);
+          std::vector<uint8_t> flags(pool.size());
+          for (size_t i = 0; i < pool.size(); ++i) {
+            for (const Candidate& k : kept) flags[i] |= k.node == pool[i].node ? 1 : 0;
+          }
+          std::vector<Candidate> got, want;
+          RobustPrune(p, pool, alpha, max_degree, distance, &got, &with_flags, flags);
+          RobustPrune(p, pool, alpha, max_degree, distance, &want, &without_flags);
+          ASSERT_EQ(got.size(), want.size()) << "dim " << dim << " R " << max_degree;
+          for (size_t k = 0; k < got.size(); ++k) {
+            EXPECT_EQ(got[k].node, want[k].node) << "dim " << dim << " R " << max_degree;
+          }
+          EXPECT_EQ(want.size(),
+                    ReferencePrune(p, pool, alpha, max_degree, distance).size());
+        }
+      }
+    }
+    EXPECT_LT(with_flags, without_flags) << "dim " << dim;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllMetrics, RobustPruneTest,
                          ::testing::Values(Metric::kL2, Metric::kInnerProduct, Metric::kCosine));
 

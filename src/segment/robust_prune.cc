@@ -18,42 +18,58 @@ void SortCandidates(uint32_t p, std::vector<Candidate>* pool) {
   std::rotate(pool->begin(), after_p, zero_end);
 }
 
+namespace {
+
+// Whether any of the kept neighbours s[0..m) occludes c: alpha * d(s, c) <
+// d(p, c). Four at a time, which may compute up to three distances past the
+// first occluder (the answer is the same).
+bool Occluded(const Candidate& c, const uint32_t* s, size_t m, float alpha,
+              const BuildDistance& distance, uint64_t* computed) {
+  size_t j = 0;
+  for (; j + 4 <= m; j += 4) {
+    float d[4];
+    distance.FromOneToFour(c.node, s + j, d);
+    *computed += 4;
+    if (alpha * d[0] < c.distance || alpha * d[1] < c.distance ||
+        alpha * d[2] < c.distance || alpha * d[3] < c.distance) {
+      return true;
+    }
+  }
+  for (; j < m; ++j) {
+    ++*computed;
+    if (alpha * distance(s[j], c.node) < c.distance) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 void RobustPrune(uint32_t p, std::span<const Candidate> pool, float alpha,
                  uint32_t max_degree, const BuildDistance& distance,
-                 std::vector<Candidate>* out, uint64_t* distance_count) {
+                 std::vector<Candidate>* out, uint64_t* distance_count,
+                 std::span<const uint8_t> kept_before) {
   out->clear();
   const uint32_t max_duplicates = MaxDuplicateEdges(max_degree);
   uint32_t duplicates = 0;
   uint64_t computed = 0;
   // The kept neighbours that can occlude: all but duplicates of p, whose
-  // d(s, c) == d(p, c) exactly.
+  // d(s, c) == d(p, c) exactly. `fresh` are those not flagged in
+  // kept_before, the only ones a flagged candidate is tested against.
   absl::InlinedVector<uint32_t, 128> occluders;
-  for (const Candidate& c : pool) {
+  absl::InlinedVector<uint32_t, 128> fresh;
+  for (size_t i = 0; i < pool.size(); ++i) {
+    const Candidate& c = pool[i];
     if (c.node == p) continue;
+    const bool flagged = !kept_before.empty() && kept_before[i] != 0;
     if (c.distance <= 0.0f) {
       // alpha * d(s, c) < 0 never holds: a duplicate of p is never occluded.
       if (duplicates == max_duplicates) continue;
       ++duplicates;
     } else {
-      // Whether any kept s occludes c; four at a time, which may compute up
-      // to three distances past the first occluder (the answer is the same).
-      const uint32_t* s = occluders.data();
-      const size_t m = occluders.size();
-      bool occluded = false;
-      size_t j = 0;
-      for (; j + 4 <= m && !occluded; j += 4) {
-        float d[4];
-        distance.FromOneToFour(c.node, s + j, d);
-        computed += 4;
-        occluded = alpha * d[0] < c.distance || alpha * d[1] < c.distance ||
-                   alpha * d[2] < c.distance || alpha * d[3] < c.distance;
-      }
-      for (; j < m && !occluded; ++j) {
-        ++computed;
-        occluded = alpha * distance(s[j], c.node) < c.distance;
-      }
-      if (occluded) continue;
+      const absl::InlinedVector<uint32_t, 128>& against = flagged ? fresh : occluders;
+      if (Occluded(c, against.data(), against.size(), alpha, distance, &computed)) continue;
       occluders.push_back(c.node);
+      if (!flagged) fresh.push_back(c.node);
     }
     out->push_back(c);
     if (out->size() == max_degree) break;

@@ -47,9 +47,19 @@ void SortCandidates(uint32_t p, std::vector<Candidate>* pool);
 // Chooses p's neighbours from `pool` (sorted by SortCandidates; p itself is
 // skipped if present) into *out, at most max_degree of them, closest first.
 // Adds the number of distances computed to *distance_count.
+//
+// kept_before is empty, or holds one flag per pool entry: set for the
+// entries that an earlier RobustPrune of p with the same alpha kept
+// together (p's list as that prune left it; the distances to p are the
+// same numbers). Each of them passed the occlusion test against every
+// other one closer to p there, so two flagged entries are not tested
+// against each other again: the choice is exactly the one without flags,
+// for fewer distances (a list pruned again because back edges overflowed
+// it holds mostly such entries).
 void RobustPrune(uint32_t p, std::span<const Candidate> pool, float alpha,
                  uint32_t max_degree, const BuildDistance& distance,
-                 std::vector<Candidate>* out, uint64_t* distance_count);
+                 std::vector<Candidate>* out, uint64_t* distance_count,
+                 std::span<const uint8_t> kept_before = {});
 
 }  // namespace shoal::segment
 

@@ -143,6 +143,7 @@ void VamanaBuilder::Extend(size_t seeded, const SeedFn& seed, ThreadPool* pool,
   if (n_ == 0) return;
   const size_t threads = pool == nullptr ? 1 : std::max<size_t>(1, pool->size());
   scratch_.resize(threads);
+  pruned_prefix_.assign(n_, 0);
 
   auto start = std::chrono::steady_clock::now();
   if (seeded > 0) {
@@ -199,9 +200,9 @@ void VamanaBuilder::SeedNode(uint32_t p, const SeedFn& seed, Scratch* s) {
     SortCandidates(p, &s->pool);
     if (s->pool.size() > max_degree_) {
       RobustPrune(p, s->pool, alpha_, max_degree_, distance_, &s->pruned, &s->distances);
-      SetList(p, s->pruned);
+      SetList(p, s->pruned, /*pruned=*/true);
     } else {
-      SetList(p, s->pool);
+      SetList(p, s->pool, /*pruned=*/false);
     }
     return;
   }
@@ -225,7 +226,8 @@ void VamanaBuilder::SeedNode(uint32_t p, const SeedFn& seed, Scratch* s) {
     if (!occluded) s->pruned.push_back(c);
   }
   std::sort(s->pruned.begin(), s->pruned.end(), CloserCandidate);
-  SetList(p, s->pruned);
+  // Not RobustPrune's choice (the kept neighbours were not tested).
+  SetList(p, s->pruned, /*pruned=*/false);
 }
 
 void VamanaBuilder::RunPass(const std::vector<uint32_t>& order, ThreadPool* pool) {
@@ -330,7 +332,7 @@ void VamanaBuilder::Insert(uint32_t p, Scratch* s) {
     SortCandidates(p, &s->pool);
     RobustPrune(p, s->pool, alpha_, max_degree_, distance_, &s->pruned, &s->distances);
   }
-  SetList(p, s->pruned);
+  SetList(p, s->pruned, /*pruned=*/true);
   Unlock(p);
 
   // s->pruned is reused by the prunes below (and p's list may change under
@@ -372,12 +374,23 @@ void VamanaBuilder::PruneList(uint32_t node, const Candidate* extra, Scratch* s)
   const float* distances = store_->distances(node);
   for (uint32_t k = 0; k < store_->count(node); ++k) s->pool.push_back({distances[k], ids[k]});
   if (extra != nullptr) s->pool.push_back(*extra);
+  // The head a prune left marked in s->visited (free here: every caller is
+  // done with its search's marks), to be flagged once sorted.
+  const uint32_t head = pruned_prefix_[node];
+  s->visited.Clear(n_);
+  for (uint32_t k = 0; k < head; ++k) s->visited.TestAndSet(ids[k]);
   SortCandidates(node, &s->pool);
-  RobustPrune(node, s->pool, alpha_, max_degree_, distance_, &s->pruned, &s->distances);
-  SetList(node, s->pruned);
+  s->kept_before.resize(head == 0 ? 0 : s->pool.size());
+  for (size_t i = 0; i < s->kept_before.size(); ++i) {
+    s->kept_before[i] = s->visited.Contains(s->pool[i].node) ? 1 : 0;
+  }
+  RobustPrune(node, s->pool, alpha_, max_degree_, distance_, &s->pruned, &s->distances,
+              s->kept_before);
+  SetList(node, s->pruned, /*pruned=*/true);
 }
 
-void VamanaBuilder::SetList(uint32_t node, const std::vector<Candidate>& list) {
+void VamanaBuilder::SetList(uint32_t node, const std::vector<Candidate>& list, bool pruned) {
+  pruned_prefix_[node] = pruned ? static_cast<uint32_t>(list.size()) : 0;
   uint32_t* ids = store_->ids(node);
   float* distances = store_->distances(node);
   // Atomic stores: ReadIds may be copying this list concurrently.
