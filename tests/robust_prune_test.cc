@@ -6,6 +6,7 @@
 
 #include "segment/robust_prune.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <span>
@@ -49,15 +50,18 @@ struct Points {
     vectors.resize(n * dim);
     for (size_t i = 0; i < n; ++i) {
       order[i] = static_cast<uint32_t>(i);
-      // Every 9th point repeats the one before it: duplicates of p and of
-      // each other reach the pool.
-      for (uint32_t j = 0; j < dim; ++j) {
-        vectors[i * dim + j] = (i % 9 == 8) ? vectors[(i - 1) * dim + j] : gauss(rng);
+      float* v = vectors.data() + i * dim;
+      if (i % 9 == 8) {
+        // Every 9th point repeats the one before it, bit for bit:
+        // duplicates of p and of each other reach the pool.
+        std::copy(v - dim, v, v);
+        continue;
       }
+      for (uint32_t j = 0; j < dim; ++j) v[j] = gauss(rng);
       // Norms from 0.5 to 2 under kInnerProduct, so the lift is not 0.
       const float scale = metric == Metric::kInnerProduct ? 0.5f + 1.5f * (i % 7) / 6 : 1.0f;
-      for (uint32_t j = 0; j < dim; ++j) vectors[i * dim + j] *= scale;
-      if (metric == Metric::kCosine) NormalizeInPlace(vectors.data() + i * dim, dim);
+      for (uint32_t j = 0; j < dim; ++j) v[j] *= scale;
+      if (metric == Metric::kCosine) NormalizeInPlace(v, dim);
     }
   }
   std::vector<float> vectors;
@@ -68,6 +72,7 @@ class RobustPruneTest : public ::testing::TestWithParam<Metric> {};
 
 TEST_P(RobustPruneTest, KeepsWhatTheOneDistanceAtATimeRuleKeeps) {
   const Metric metric = GetParam();
+  size_t duplicates_seen = 0;  // pool entries at distance 0 from p
   for (uint32_t dim : {3u, 24u, 37u, 128u}) {
     constexpr size_t kPoints = 400;
     const Points points(metric, dim, kPoints, 11 + dim);
@@ -88,6 +93,7 @@ TEST_P(RobustPruneTest, KeepsWhatTheOneDistanceAtATimeRuleKeeps) {
             pool.push_back({distance(p, v), v});
           }
           SortCandidates(p, &pool);
+          for (const Candidate& c : pool) duplicates_seen += c.distance <= 0.0f && c.node != p;
           std::vector<Candidate> got;
           uint64_t computed = 0;
           RobustPrune(p, pool, alpha, max_degree, distance, &got, &computed);
@@ -103,6 +109,7 @@ TEST_P(RobustPruneTest, KeepsWhatTheOneDistanceAtATimeRuleKeeps) {
       }
     }
   }
+  EXPECT_GT(duplicates_seen, 0u) << "the data has no duplicates to prune";
 }
 
 // A list pruned again after back edges overflowed it: the entries the first

@@ -123,6 +123,91 @@ TEST_P(VamanaBuilderOnCodesTest, GraphOnCodesConnectsNeighboursAsWellAsOnVectors
   EXPECT_GE(on_codes, on_vectors - 0.03) << "on vectors " << on_vectors;
 }
 
+// Each list of a graph built on one thread (a pure function of the input),
+// and the distances the build computed.
+struct OneThreadGraph {
+  std::vector<std::vector<uint32_t>> lists;
+  uint64_t distances = 0;
+};
+
+// Builds over `points` (on their codes), or extends from a graph `seed` of
+// the same points, nodes [0, kPoints / 2) seeded: each keeps its neighbours
+// below that, and the repair's candidates are the kept neighbours of those
+// it lost (as a merge's seed gives them).
+OneThreadGraph BuildOnOneThread(const std::vector<float>& points, Metric metric,
+                                bool kept_before,
+                                const std::vector<std::vector<uint32_t>>* seed) {
+  const std::vector<uint32_t> order = Built::Identity();
+  NodeStore store(points.data(), order, kDim,
+                  VamanaBuilder::ListCapacity(Built::Options().max_degree), nullptr);
+  BuildDistance distance(store, metric);
+  Sq8 sq8 = Sq8::Train(points.data(), kPoints, kDim);
+  std::vector<uint8_t> bytes(kPoints * Sq8::CodeBytes(kDim));
+  for (uint32_t i = 0; i < kPoints; ++i) {
+    sq8.Encode(store.vector(i), bytes.data() + i * Sq8::CodeBytes(kDim));
+  }
+  distance.AttachCodes(&sq8, bytes.data());
+  VamanaBuilder builder(&store, distance, Built::Options(), /*seed=*/11);
+  if (!kept_before) builder.TEST_PruneWithoutKeptBefore();
+  SegmentBuildStats stats;
+  if (seed == nullptr) {
+    builder.Build(nullptr, &stats);
+  } else {
+    const size_t seeded = kPoints / 2;
+    builder.Extend(
+        seeded,
+        [&](uint32_t node, std::vector<uint32_t>* candidates) {
+          candidates->clear();
+          for (uint32_t v : (*seed)[node]) {
+            if (v < seeded) candidates->push_back(v);
+          }
+          const size_t own = candidates->size();
+          for (uint32_t lost : (*seed)[node]) {
+            if (lost < seeded) continue;
+            for (uint32_t v : (*seed)[lost]) {
+              if (v < seeded && v != node) candidates->push_back(v);
+            }
+          }
+          // Each once, own neighbours first.
+          std::vector<uint32_t> seen;
+          size_t kept = 0;
+          for (size_t k = 0; k < candidates->size(); ++k) {
+            const uint32_t v = (*candidates)[k];
+            if (std::find(seen.begin(), seen.end(), v) != seen.end()) continue;
+            seen.push_back(v);
+            (*candidates)[kept++] = v;
+          }
+          candidates->resize(kept);
+          return own;
+        },
+        nullptr, &stats);
+  }
+  OneThreadGraph graph;
+  graph.distances = stats.distance_computations;
+  for (uint32_t p = 0; p < kPoints; ++p) {
+    const std::span<const uint32_t> neighbors = builder.neighbors(p);
+    graph.lists.emplace_back(neighbors.begin(), neighbors.end());
+  }
+  return graph;
+}
+
+// A list pruned again skips the pairs its last prune kept (kept_before):
+// the graph must be exactly the one pruning from scratch gives, for fewer
+// distances, whether built or extended from a seed.
+TEST_P(VamanaBuilderOnCodesTest, ReprunesSkippingKeptPairsBuildTheSameGraph) {
+  const Metric metric = GetParam();
+  const std::vector<float> points = Points(metric);
+  const OneThreadGraph with = BuildOnOneThread(points, metric, true, nullptr);
+  const OneThreadGraph without = BuildOnOneThread(points, metric, false, nullptr);
+  ASSERT_EQ(with.lists, without.lists);
+  EXPECT_LT(with.distances, without.distances);
+
+  const OneThreadGraph extended_with = BuildOnOneThread(points, metric, true, &with.lists);
+  const OneThreadGraph extended_without = BuildOnOneThread(points, metric, false, &with.lists);
+  ASSERT_EQ(extended_with.lists, extended_without.lists);
+  EXPECT_LT(extended_with.distances, extended_without.distances);
+}
+
 INSTANTIATE_TEST_SUITE_P(Metrics, VamanaBuilderOnCodesTest,
                          ::testing::Values(Metric::kL2, Metric::kInnerProduct, Metric::kCosine),
                          [](const ::testing::TestParamInfo<Metric>& info) {

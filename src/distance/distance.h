@@ -66,7 +66,7 @@ struct DistanceKernels {
   DistanceFn dot;           // sum a_i * b_i
   BatchDistanceFn l2_squared_batch;
   BatchDistanceFn dot_batch;
-  FourDistancesFn l2_squared_four;
+  FourDistancesFn l2_squared_four;  // out[k] = sum (a_i - b[k]_i)^2
   WeightedBytesFn dot_bytes;  // sum w_i * c_i
   ScaledSumsFn scaled_sums;
   QuantizeScaledFn quantize_scaled;

@@ -47,15 +47,15 @@ class BuildDistance {
   float lift(uint32_t i) const { return lift_.empty() ? 0.0f : lift_[i]; }
   bool lifted() const { return !lift_.empty(); }
 
-  float operator()(uint32_t a, uint32_t b) const { return Lifted(l2_(row(a), row(b), dim_), a, b); }
+  float operator()(uint32_t a, uint32_t b) const { return AddLiftTerm(l2_(row(a), row(b), dim_), a, b); }
 
   // out[k] = (*this)(a, b[k]) bit for bit (and so (*this)(b[k], a)), four
   // at a time: RobustPrune's occlusion checks (distance.h's
   // l2_squared_four).
-  void FromOneToFour(uint32_t a, const uint32_t b[4], float out[4]) const {
+  void DistancesToFour(uint32_t a, const uint32_t b[4], float out[4]) const {
     const float* rows[4] = {row(b[0]), row(b[1]), row(b[2]), row(b[3])};
     l2_four_(row(a), rows, dim_, out);
-    for (size_t k = 0; k < 4; ++k) out[k] = Lifted(out[k], a, b[k]);
+    for (size_t k = 0; k < 4; ++k) out[k] = AddLiftTerm(out[k], a, b[k]);
   }
 
   void Prefetch(uint32_t i) const { PrefetchBytes(row(i), size_t{dim_} * sizeof(float), 1024); }
@@ -75,8 +75,9 @@ class BuildDistance {
   void PrefetchCode(uint32_t i) const { PrefetchBytes(code(i), code_bytes_, 1024); }
 
  private:
-  // d plus the lift's term (h_a - h_b)^2, the same bits in either order.
-  float Lifted(float d, uint32_t a, uint32_t b) const {
+  // d plus the lift's term (h_a - h_b)^2 (nothing unless kInnerProduct):
+  // the same bits whichever of a and b comes first.
+  float AddLiftTerm(float d, uint32_t a, uint32_t b) const {
     if (!lift_.empty()) {
       const float t = lift_[a] - lift_[b];
       d += t * t;

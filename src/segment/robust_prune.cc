@@ -3,6 +3,7 @@
 #include "segment/robust_prune.h"
 
 #include <algorithm>
+#include <cassert>
 
 #include "absl/container/inlined_vector.h"
 
@@ -28,7 +29,7 @@ bool Occluded(const Candidate& c, const uint32_t* s, size_t m, float alpha,
   size_t j = 0;
   for (; j + 4 <= m; j += 4) {
     float d[4];
-    distance.FromOneToFour(c.node, s + j, d);
+    distance.DistancesToFour(c.node, s + j, d);
     *computed += 4;
     if (alpha * d[0] < c.distance || alpha * d[1] < c.distance ||
         alpha * d[2] < c.distance || alpha * d[3] < c.distance) {
@@ -48,6 +49,7 @@ void RobustPrune(uint32_t p, std::span<const Candidate> pool, float alpha,
                  uint32_t max_degree, const BuildDistance& distance,
                  std::vector<Candidate>* out, uint64_t* distance_count,
                  std::span<const uint8_t> kept_before) {
+  assert(kept_before.empty() || kept_before.size() == pool.size());
   out->clear();
   const uint32_t max_duplicates = MaxDuplicateEdges(max_degree);
   uint32_t duplicates = 0;
@@ -55,6 +57,7 @@ void RobustPrune(uint32_t p, std::span<const Candidate> pool, float alpha,
   // The kept neighbours that can occlude: all but duplicates of p, whose
   // d(s, c) == d(p, c) exactly. `fresh` are those not flagged in
   // kept_before, the only ones a flagged candidate is tested against.
+  // Inline up to R = 128 (the default is 64); larger R allocates here.
   absl::InlinedVector<uint32_t, 128> occluders;
   absl::InlinedVector<uint32_t, 128> fresh;
   for (size_t i = 0; i < pool.size(); ++i) {

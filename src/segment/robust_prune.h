@@ -55,7 +55,8 @@ void SortCandidates(uint32_t p, std::vector<Candidate>* pool);
 // other one closer to p there, so two flagged entries are not tested
 // against each other again: the choice is exactly the one without flags,
 // for fewer distances (a list pruned again because back edges overflowed
-// it holds mostly such entries).
+// it holds mostly such entries). REQUIRES: kept_before is empty or as long
+// as pool.
 void RobustPrune(uint32_t p, std::span<const Candidate> pool, float alpha,
                  uint32_t max_degree, const BuildDistance& distance,
                  std::vector<Candidate>* out, uint64_t* distance_count,

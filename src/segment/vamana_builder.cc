@@ -181,6 +181,8 @@ void VamanaBuilder::Extend(size_t seeded, const SeedFn& seed, ThreadPool* pool,
   if (stats != nullptr) stats->distance_computations = computed;
   scratch_.clear();
   scratch_.shrink_to_fit();
+  pruned_prefix_.clear();
+  pruned_prefix_.shrink_to_fit();
 }
 
 void VamanaBuilder::SeedNode(uint32_t p, const SeedFn& seed, Scratch* s) {
@@ -374,15 +376,18 @@ void VamanaBuilder::PruneList(uint32_t node, const Candidate* extra, Scratch* s)
   const float* distances = store_->distances(node);
   for (uint32_t k = 0; k < store_->count(node); ++k) s->pool.push_back({distances[k], ids[k]});
   if (extra != nullptr) s->pool.push_back(*extra);
-  // The head a prune left marked in s->visited (free here: every caller is
-  // done with its search's marks), to be flagged once sorted.
-  const uint32_t head = pruned_prefix_[node];
-  s->visited.Clear(n_);
-  for (uint32_t k = 0; k < head; ++k) s->visited.TestAndSet(ids[k]);
   SortCandidates(node, &s->pool);
-  s->kept_before.resize(head == 0 ? 0 : s->pool.size());
-  for (size_t i = 0; i < s->kept_before.size(); ++i) {
-    s->kept_before[i] = s->visited.Contains(s->pool[i].node) ? 1 : 0;
+  // The head a prune left, marked in s->visited (free here: every caller is
+  // done with its search's marks), flagged in the sorted pool.
+  const uint32_t head = use_kept_before_ ? pruned_prefix_[node] : 0;
+  s->kept_before.clear();
+  if (head > 0) {
+    s->visited.Clear(n_);
+    for (uint32_t k = 0; k < head; ++k) s->visited.TestAndSet(ids[k]);
+    s->kept_before.resize(s->pool.size());
+    for (size_t i = 0; i < s->pool.size(); ++i) {
+      s->kept_before[i] = s->visited.Contains(s->pool[i].node) ? 1 : 0;
+    }
   }
   RobustPrune(node, s->pool, alpha_, max_degree_, distance_, &s->pruned, &s->distances,
               s->kept_before);

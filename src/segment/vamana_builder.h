@@ -87,6 +87,10 @@ class VamanaBuilder {
   // a prune leaves a list closest first, back edges added after it are
   // appended). Valid while this object lives.
   uint32_t medoid() const { return medoid_; }
+
+  // For tests: prune every list from scratch, as before kept_before, to
+  // check that the flags leave the graph as it was. Call before Build.
+  void TEST_PruneWithoutKeptBefore() { use_kept_before_ = false; }
   std::span<const uint32_t> neighbors(uint32_t node) const {
     return {store_->ids(node), store_->count(node)};
   }
@@ -125,6 +129,7 @@ class VamanaBuilder {
   bool AddListToPool(uint32_t p, Scratch* s);
   void AddBackEdge(uint32_t from, uint32_t to, float distance, Scratch* s);
   // Replaces `node`'s list by RobustPrune of it (plus `extra`, when given).
+  // Overwrites s->visited, s->pool, s->pruned and s->kept_before.
   // REQUIRES: node's lock held, or no concurrent access.
   void PruneList(uint32_t node, const Candidate* extra, Scratch* s);
   void FinalPrune(ThreadPool* pool);
@@ -152,12 +157,13 @@ class VamanaBuilder {
   const uint64_t seed_;
   uint32_t medoid_ = 0;
 
-  // How many entries at the head of each node's list a RobustPrune left
-  // there (back edges are appended after them; 0 for a list set any other
-  // way). Guarded by the node's lock. A prune of the list passes them to
-  // RobustPrune as kept_before: the build's distances fell by ~30% on
-  // medium and embed, with the same graph (docs/performance.md).
+  // Invariant: pruned_prefix_[v] <= count(v), and ids[0, pruned_prefix_[v])
+  // with their distances are exactly the output of one RobustPrune of v
+  // with alpha_ (back edges are appended after them; 0 when v's list was
+  // set any other way). Guarded by v's lock. PruneList passes them to
+  // RobustPrune as kept_before.
   std::vector<uint32_t> pruned_prefix_;
+  bool use_kept_before_ = true;  // false: TEST_PruneWithoutKeptBefore
 
   std::vector<Scratch> scratch_;  // one per thread
 };
