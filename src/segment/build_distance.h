@@ -47,7 +47,9 @@ class BuildDistance {
   float lift(uint32_t i) const { return lift_.empty() ? 0.0f : lift_[i]; }
   bool lifted() const { return !lift_.empty(); }
 
-  float operator()(uint32_t a, uint32_t b) const { return AddLiftTerm(l2_(row(a), row(b), dim_), a, b); }
+  float operator()(uint32_t a, uint32_t b) const {
+    return AddLiftTerm(l2_(row(a), row(b), dim_), a, b);
+  }
 
   // out[k] = (*this)(a, b[k]) bit for bit (and so (*this)(b[k], a)), four
   // at a time: RobustPrune's occlusion checks (distance.h's
