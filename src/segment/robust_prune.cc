@@ -56,7 +56,8 @@ void RobustPrune(uint32_t p, std::span<const Candidate> pool, float alpha,
   uint64_t computed = 0;
   // The kept neighbours that can occlude: all but duplicates of p, whose
   // d(s, c) == d(p, c) exactly. `fresh` are those not flagged in
-  // kept_before, the only ones a flagged candidate is tested against.
+  // kept_before, the only ones a flagged candidate is tested against (kept
+  // only when there are flags).
   // Inline up to R = 128 (the default is 64); larger R allocates here.
   absl::InlinedVector<uint32_t, 128> occluders;
   absl::InlinedVector<uint32_t, 128> fresh;
@@ -72,7 +73,7 @@ void RobustPrune(uint32_t p, std::span<const Candidate> pool, float alpha,
       const absl::InlinedVector<uint32_t, 128>& against = flagged ? fresh : occluders;
       if (Occluded(c, against.data(), against.size(), alpha, distance, &computed)) continue;
       occluders.push_back(c.node);
-      if (!flagged) fresh.push_back(c.node);
+      if (!flagged && !kept_before.empty()) fresh.push_back(c.node);
     }
     out->push_back(c);
     if (out->size() == max_degree) break;

@@ -87,13 +87,13 @@ class VamanaBuilder {
   // a prune leaves a list closest first, back edges added after it are
   // appended). Valid while this object lives.
   uint32_t medoid() const { return medoid_; }
+  std::span<const uint32_t> neighbors(uint32_t node) const {
+    return {store_->ids(node), store_->count(node)};
+  }
 
   // For tests: prune every list from scratch, as before kept_before, to
   // check that the flags leave the graph as it was. Call before Build.
   void TEST_PruneWithoutKeptBefore() { use_kept_before_ = false; }
-  std::span<const uint32_t> neighbors(uint32_t node) const {
-    return {store_->ids(node), store_->count(node)};
-  }
 
  private:
   // Per-thread buffers, reused for every insertion so the inner loops never
