@@ -88,8 +88,14 @@ ABSL_FLAG(std::string, export_dir, "",
           "(export_dataset.h), then exit without running phases");
 ABSL_FLAG(std::string, phases, "ingest,raw,group,search,build,sweep,limits",
           "comma-separated subset of ingest,raw,group,search,build,sweep,compare,limits,churn,"
-          "disk (churn: not in the default run; --churn_rounds rounds of deletes and inserts; "
-          "disk: not in the default run; SegmentStorage::kDisk, see --disk_mode_dir)");
+          "disk,builds (churn: not in the default run; --churn_rounds rounds of deletes and "
+          "inserts; disk: not in the default run; SegmentStorage::kDisk, see --disk_mode_dir; "
+          "builds: not in the default run; --build_rounds builds of shoal and the peers in "
+          "turns)");
+ABSL_FLAG(uint32_t, build_rounds, 5,
+          "--phases builds: rounds of shoal's BulkLoad and each peer's build (--peers), "
+          "from scratch, in turns; the ratio of their build rates is the median of the "
+          "rounds'");
 ABSL_FLAG(bool, compare, false,
           "also build and sweep hnswlib and faiss (those found at build time) on the same "
           "data: same as adding 'compare' to --phases");
@@ -157,7 +163,8 @@ namespace shoal_bench {
 namespace {
 
 constexpr const char* kPhaseNames[] = {"ingest",  "raw",    "group", "search", "build",
-                                       "sweep",   "compare", "limits", "churn", "disk"};
+                                       "sweep",   "compare", "limits", "churn", "disk",
+                                       "builds"};
 
 shoal::Metric ParseMetric(const std::string& name) {
   if (name == "l2") return shoal::Metric::kL2;
@@ -307,6 +314,7 @@ Config ConfigFromFlags(const Dataset& data, const std::vector<std::string>& args
   c.phases = ParsePhases(absl::GetFlag(FLAGS_phases));
   c.compare = absl::GetFlag(FLAGS_compare) || c.HasPhase("compare");
   c.peers = SplitCommas(absl::GetFlag(FLAGS_peers));
+  c.build_rounds = std::max<uint32_t>(1, absl::GetFlag(FLAGS_build_rounds));
   c.churn_rounds = std::max<uint32_t>(1, absl::GetFlag(FLAGS_churn_rounds));
   c.churn_fraction = absl::GetFlag(FLAGS_churn_fraction);
   if (!(c.churn_fraction > 0 && c.churn_fraction < 1)) {
@@ -464,6 +472,7 @@ int Main(const std::vector<std::string>& args) {
   if (graph) GraphPhase(c, data, truth, report);
   if (c.HasPhase("churn")) ChurnPhase(c, data, report);
   if (c.compare) ComparePhase(c, data, truth, report);
+  if (c.HasPhase("builds")) BuildRoundsPhase(c, data, report);
   if (c.HasPhase("disk")) DiskPhase(c, data, truth, report);
   CleanUp(c);
   report.total_seconds = total.Seconds();

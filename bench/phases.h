@@ -65,6 +65,7 @@ struct Config {
   uint32_t churn_rounds = 50;    // --phases churn: rounds, and the fraction of the
   double churn_fraction = 0.05;  // initial size deleted and inserted each round
   std::vector<std::string> peers;  // run a peer whose name contains one (empty: all)
+  uint32_t build_rounds = 5;     // --phases builds: rounds of builds in turns
   DiskSettings disk;
 
   bool HasPhase(std::string_view name) const {
@@ -103,6 +104,9 @@ void SearchPhase(const Config& c, const Dataset& data, const Truth& truth, Repor
 void GraphPhase(const Config& c, const Dataset& data, const Truth& truth, Report& report);
 // Every peer compiled in, built and swept on the same data.
 void ComparePhase(const Config& c, const Dataset& data, const Truth& truth, Report& report);
+// shoal's BulkLoad and each peer's build, from scratch, in turns
+// (build_rounds.cc).
+void BuildRoundsPhase(const Config& c, const Dataset& data, Report& report);
 void LimitsPhase(const Config& c, const Dataset& data, const Truth& truth, Report& report);
 // Rounds of deletes and inserts on a living database (churn_phase.cc).
 void ChurnPhase(const Config& c, const Dataset& data, Report& report);

@@ -145,6 +145,12 @@ std::vector<Goal> Goals(const Report& r) {
                      what + ": 1 / space amplification (<= 1.5)",
                      1.0 / run.final_space_amplification, 0.667});
   }
+  for (const BuildRounds& b : r.build_rounds) {
+    goals.push_back({"build_rate_vs_" + b.peer,
+                     fmt::format("Build rate / {}'s, median of {} rounds in turns", b.peer,
+                                 b.ratios.size()),
+                     b.MedianRatio(), 1.5});
+  }
   if (r.disk.done) DiskGoals(r.disk, goals);
   goals.push_back({"segment_best_recall_of_sweep",
                    fmt::format("recall@{} on segments, best list_size of the sweep", r.config.k),
@@ -426,6 +432,7 @@ void PrintReport(const Report& report) {
   PrintGraph(report);
   PrintChurn(report);
   PrintCompare(report);
+  PrintBuildRounds(report);
   PrintDisk(report);
   PrintGoals(report);
   fmt::print("\ntotal {:.1f} s\n", report.total_seconds);
@@ -446,6 +453,7 @@ std::string ReportToJson(const Report& report) {
   GraphToJson(report, w);
   ChurnToJson(report, w);
   CompareToJson(report, w);
+  BuildRoundsToJson(report, w);
   DiskToJson(report, w);
   GoalsToJson(report, w);
   w.Field("total_seconds", report.total_seconds);

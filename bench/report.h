@@ -187,6 +187,18 @@ struct HeadToHead {
   double MedianRatio() const;
 };
 
+// --phases builds (build_rounds.cc): shoal's BulkLoad and a peer's build,
+// each from scratch, in turns (the order swapped every round), so that the
+// machine's drift hits both alike.
+struct BuildRounds {
+  std::string peer;            // "hnswlib M=16", ...
+  size_t vectors = 0;
+  std::vector<double> shoal_seconds, peer_seconds;  // one per round
+  // shoal's build rate / the peer's, one per round (peer seconds / shoal's).
+  std::vector<double> ratios;
+  double MedianRatio() const { return Median(ratios); }
+};
+
 // The churn phase (churn_phase.cc): one run of rounds of deletes and inserts.
 struct ChurnRound {
   uint32_t round = 0;
@@ -283,6 +295,7 @@ struct Report {
   // both at the default list_size only).
   std::vector<IndexRun> graph;
   HeadToHead stream_vs_bulk;           // rounds empty when not measured
+  std::vector<BuildRounds> build_rounds;  // --phases builds: one per peer
   std::vector<ChurnRun> churn;         // --phases churn: uniform, then clustered deletes
   std::vector<IndexRun> peers;        // --compare
   std::vector<std::string> peer_notes; // peers skipped, and why
@@ -313,6 +326,9 @@ void PrintLimits(const Report& report);
 void GraphToJson(const Report& report, JsonWriter& w);
 void CompareToJson(const Report& report, JsonWriter& w);
 void LimitsToJson(const Report& report, JsonWriter& w);
+// The builds in turns (build_rounds.cc).
+void PrintBuildRounds(const Report& report);
+void BuildRoundsToJson(const Report& report, JsonWriter& w);
 // The churn figures (report_churn.cc).
 void PrintChurn(const Report& report);
 void ChurnToJson(const Report& report, JsonWriter& w);
