@@ -13,6 +13,9 @@
 //     generation can do, graph walk or inverted lists);
 //   - for the 4-bit codes, over the vectors of the --probes groups whose
 //     centres are nearest the query (inverted lists over the code groups).
+// Besides the codes shoal keeps, extended RaBitQ (bench/ex_rabitq.h) at
+// --rabitq_bits bits a dimension, over every vector: residuals to the
+// mean, and residuals to the 4-bit code's group centres (2 bytes more).
 // and, per code, the smallest M whose share reaches 0.95.
 //
 // The codes are made as DiskSegmentReader makes them: SQ8 trained on every
@@ -29,6 +32,7 @@
 // Uses src/ internals (segment/sq8.h, segment/residual_sq4.h).
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -42,6 +46,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "dataset.h"
+#include "ex_rabitq.h"
 #include "ground_truth.h"
 #include "segment/residual_sq4.h"
 #include "segment/sq8.h"
@@ -53,6 +58,9 @@ ABSL_FLAG(uint64_t, queries, 200, "queries (the data set's first ones)");
 ABSL_FLAG(std::string, ranks, "10,12,15,20,30,40", "M: ranks by code distance to look within");
 ABSL_FLAG(std::string, probes, "8,32,128", "4-bit code groups probed (inverted lists)");
 ABSL_FLAG(uint32_t, threads, 0, "threads (0 = all cores)");
+ABSL_FLAG(std::string, rabitq_bits, "1,2,3,4",
+          "extended RaBitQ (ex_rabitq.h): bits a dimension to measure ('' = none), each "
+          "with one centre (the mean) and with the 4-bit code's groups as centres");
 
 namespace {
 
@@ -207,6 +215,56 @@ int main(int argc, char** argv) {
   exhaustive.operator()<Sq8Query>(sq8, sq8_codes, sq8_bytes, "SQ8, every vector");
   exhaustive.operator()<ResidualSq4Query>(four, four_codes, four_bytes,
                                           "4-bit residual, every vector");
+  // Extended RaBitQ, every vector scored. Under kCosine the vectors are
+  // unit length (as stored), so L2 ranks them as cosine does.
+  std::vector<float> base = data.base, query_rows = data.queries;
+  if (metric == Metric::kCosine) {
+    auto normalize = [&](std::vector<float>& rows) {
+      for (size_t i = 0; i < rows.size() / dim; ++i) {
+        double norm = 0;
+        for (uint32_t d = 0; d < dim; ++d) norm += double{rows[i * dim + d]} * rows[i * dim + d];
+        norm = std::sqrt(norm);
+        if (norm == 0) continue;
+        for (uint32_t d = 0; d < dim; ++d) rows[i * dim + d] /= static_cast<float>(norm);
+      }
+    };
+    normalize(base);
+    normalize(query_rows);
+  }
+  std::vector<float> mean(dim, 0.0f);
+  for (size_t i = 0; i < n; ++i) {
+    for (uint32_t d = 0; d < dim; ++d) mean[d] += base[i * dim + d] / static_cast<float>(n);
+  }
+  std::vector<uint16_t> group_of(n);
+  for (size_t i = 0; i < n; ++i) group_of[i] = ResidualSq4::Group(&four_codes[i * four_bytes], dim);
+  for (const uint32_t bits : ParseList(absl::GetFlag(FLAGS_rabitq_bits))) {
+    if (bits > 8) continue;
+    const shoal_bench::ExRabitq rabitq(dim, bits, absl::GetFlag(FLAGS_seed) + bits);
+    for (const bool grouped : {false, true}) {
+      std::vector<shoal_bench::ExRabitq::Code> codes(n);
+      pool->ParallelFor(n, [&](size_t i) {
+        codes[i] = rabitq.Encode(&base[i * dim], grouped ? four.centre(group_of[i]) : mean.data());
+      });
+      pool->ParallelFor(queries, [&](size_t q) {
+        const float* row = &query_rows[q * dim];
+        std::vector<shoal_bench::ExRabitq::Query> prepared;
+        if (grouped) {
+          for (uint32_t g = 0; g < four.groups(); ++g) {
+            prepared.push_back(rabitq.Prepare(row, four.centre(g)));
+          }
+        } else {
+          prepared.push_back(rabitq.Prepare(row, mean.data()));
+        }
+        truth_ranks[q] = TruthRanks(truth[q], all, [&](uint32_t v) {
+          return rabitq.Distance(prepared[grouped ? group_of[v] : 0], codes[v]);
+        });
+      });
+      const std::string name = "ex-RaBitQ " + std::to_string(bits) + " bit, " +
+                               std::to_string(rabitq.CodeBytes() + (grouped ? 2 : 0)) + " B, " +
+                               (grouped ? "groups" : "mean");
+      Report(name.c_str(), truth_ranks, ranks, static_cast<double>(n));
+    }
+  }
   for (const uint32_t p : probes) {
     const size_t take = std::min<size_t>(p, four.groups());
     std::vector<size_t> scored(queries, 0);
