@@ -9,8 +9,9 @@
 // peer from scratch, one right after the other, the order swapped every
 // round; the ratio is the median of the rounds' ratios.
 
-#include <algorithm>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "bench_util.h"
 #include "fmt/core.h"
@@ -33,8 +34,16 @@ double TimeBuild(AnnIndex& index, const Dataset& data, uint32_t threads) {
 }  // namespace
 
 void BuildRoundsPhase(const Config& c, const Dataset& data, Report& report) {
-  std::vector<std::string> notes;  // the compare phase reports them
-  for (const PeerFactory& peer : AvailablePeers(data.size(), c.metric, &notes)) {
+  std::vector<std::string> notes;
+  const std::vector<PeerFactory> peers = AvailablePeers(data.size(), c.metric, &notes);
+  // The compare phase reports the peers left out; alone, this phase does.
+  if (!c.compare) {
+    for (const std::string& note : notes) StatusLine("[builds] " + note);
+  }
+  size_t wanted = 0;
+  for (const PeerFactory& peer : peers) wanted += c.WantPeer(peer.name) ? 1 : 0;
+  if (wanted == 0) StatusLine("[builds] no peer to build against (see --peers)");
+  for (const PeerFactory& peer : peers) {
     if (!c.WantPeer(peer.name)) continue;
     BuildRounds rounds;
     rounds.peer = peer.name;

@@ -13,10 +13,11 @@
 //     generation can do, graph walk or inverted lists);
 //   - for the 4-bit codes, over the vectors of the --probes groups whose
 //     centres are nearest the query (inverted lists over the code groups).
-// Besides the codes shoal keeps, extended RaBitQ (bench/ex_rabitq.h) at
-// --rabitq_bits bits a dimension, over every vector: residuals to the
-// mean, and residuals to the 4-bit code's group centres (2 bytes more).
-// and, per code, the smallest M whose share reaches 0.95.
+// and, per code, the smallest M whose share reaches 0.95. Besides the codes
+// shoal keeps, extended RaBitQ (bench/ex_rabitq.h) at --rabitq_bits bits a
+// dimension, over every vector: residuals to the mean, and residuals to the
+// 4-bit code's group centres (2 bytes more), encoded, like the 4-bit codes,
+// from the vectors the SQ8 codes decode to.
 //
 // The codes are made as DiskSegmentReader makes them: SQ8 trained on every
 // vector; the 4-bit residual codes fitted to a sample of the vectors the SQ8
@@ -182,9 +183,10 @@ int main(int argc, char** argv) {
     four.Encode(v.data(), &four_codes[i * four_bytes]);
   });
   std::vector<std::vector<uint32_t>> members(four.groups());
+  std::vector<uint16_t> group_of(n);
   for (size_t i = 0; i < n; ++i) {
-    const uint16_t group = ResidualSq4::Group(&four_codes[i * four_bytes], dim);
-    members[group].push_back(static_cast<uint32_t>(i));
+    group_of[i] = ResidualSq4::Group(&four_codes[i * four_bytes], dim);
+    members[group_of[i]].push_back(static_cast<uint32_t>(i));
   }
 
   std::printf("%s: %zu x %u, %s, %zu queries; true %u nearest by brute force\n",
@@ -215,9 +217,11 @@ int main(int argc, char** argv) {
   exhaustive.operator()<Sq8Query>(sq8, sq8_codes, sq8_bytes, "SQ8, every vector");
   exhaustive.operator()<ResidualSq4Query>(four, four_codes, four_bytes,
                                           "4-bit residual, every vector");
-  // Extended RaBitQ, every vector scored. Under kCosine the vectors are
-  // unit length (as stored), so L2 ranks them as cosine does.
-  std::vector<float> base = data.base, query_rows = data.queries;
+  // Extended RaBitQ, every vector scored, encoded from what the SQ8 codes
+  // decode to (as the 4-bit codes are). Under kCosine the vectors are made
+  // unit length, so L2 ranks them as cosine does.
+  std::vector<float> base(n * dim), query_rows = data.queries;
+  pool->ParallelFor(n, [&](size_t i) { sq8.Decode(&sq8_codes[i * sq8_bytes], &base[i * dim]); });
   if (metric == Metric::kCosine) {
     auto normalize = [&](std::vector<float>& rows) {
       for (size_t i = 0; i < rows.size() / dim; ++i) {
@@ -235,10 +239,11 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < n; ++i) {
     for (uint32_t d = 0; d < dim; ++d) mean[d] += base[i * dim + d] / static_cast<float>(n);
   }
-  std::vector<uint16_t> group_of(n);
-  for (size_t i = 0; i < n; ++i) group_of[i] = ResidualSq4::Group(&four_codes[i * four_bytes], dim);
   for (const uint32_t bits : ParseList(absl::GetFlag(FLAGS_rabitq_bits))) {
-    if (bits > 8) continue;
+    if (bits > 8) {
+      std::fprintf(stderr, "--rabitq_bits: %u is more than 8\n", bits);
+      return 2;
+    }
     const shoal_bench::ExRabitq rabitq(dim, bits, absl::GetFlag(FLAGS_seed) + bits);
     for (const bool grouped : {false, true}) {
       std::vector<shoal_bench::ExRabitq::Code> codes(n);

@@ -9,8 +9,8 @@
 namespace shoal_bench {
 namespace {
 
-// Scales tried for a vector's code, as fractions of the scale at which its
-// largest coordinate reaches the grid's last level (larger ones clip it).
+// Scales tried for a vector's code, as fractions of the scale beyond which
+// its largest coordinate would clip (round past the grid's last level).
 constexpr int kScaleSteps = 96;
 constexpr double kMinScale = 0.05;
 constexpr double kMaxScale = 1.5;

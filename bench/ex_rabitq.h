@@ -10,12 +10,12 @@
 // for every vector). The code is the point x of the grid
 // {k - (2^B - 1) / 2 : k = 0 .. 2^B - 1}^D whose direction is closest to
 // u (the best of many scales t, each coordinate of t u rounded to the
-// grid). Stored per vector: the D codes of B bits, |r| and
-// 1 / (|x| <x/|x|, u>): 2 floats besides the code.
+// grid). Stored per vector: the D codes of B bits, |r| and 1 / <x, u>:
+// 2 floats besides the code.
 //
 // For a query q with the same centre, q' = P (q - c) / |q - c|, and
-// <u, q'> is estimated by <x, q'> / (|x| <x/|x|, u>) (unbiased in the
-// paper's analysis); then |o - q|^2 = |r|^2 + |q - c|^2 - 2 |r| |q - c|
+// <u, q'> is estimated by <x, q'> / <x, u> (unbiased in the paper's
+// analysis); then |o - q|^2 = |r|^2 + |q - c|^2 - 2 |r| |q - c|
 // <u, q'>.
 
 #ifndef SHOAL_BENCH_EX_RABITQ_H_
@@ -29,7 +29,7 @@ namespace shoal_bench {
 
 class ExRabitq {
  public:
-  // `bits` in 1..8; the rotation is drawn from `seed`.
+  // The rotation is drawn from `seed`. REQUIRES: 1 <= bits <= 8.
   ExRabitq(uint32_t dim, uint32_t bits, uint64_t seed);
 
   uint32_t dim() const { return dim_; }
@@ -42,7 +42,7 @@ class ExRabitq {
   struct Code {
     std::vector<uint8_t> levels;  // dim values in 0 .. 2^bits - 1
     float norm = 0;               // |o - c|
-    float factor = 0;             // 1 / (|x| <x/|x|, u>); 0 when o == c
+    float factor = 0;             // 1 / <x, u>; 0 when o == c
   };
   Code Encode(const float* o, const float* centre) const;
 
