@@ -33,7 +33,6 @@
 // Uses src/ internals (segment/sq8.h, segment/residual_sq4.h).
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -47,6 +46,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "dataset.h"
+#include "distance/distance.h"
 #include "ex_rabitq.h"
 #include "ground_truth.h"
 #include "segment/residual_sq4.h"
@@ -223,17 +223,8 @@ int main(int argc, char** argv) {
   std::vector<float> base(n * dim), query_rows = data.queries;
   pool->ParallelFor(n, [&](size_t i) { sq8.Decode(&sq8_codes[i * sq8_bytes], &base[i * dim]); });
   if (metric == Metric::kCosine) {
-    auto normalize = [&](std::vector<float>& rows) {
-      for (size_t i = 0; i < rows.size() / dim; ++i) {
-        double norm = 0;
-        for (uint32_t d = 0; d < dim; ++d) norm += double{rows[i * dim + d]} * rows[i * dim + d];
-        norm = std::sqrt(norm);
-        if (norm == 0) continue;
-        for (uint32_t d = 0; d < dim; ++d) rows[i * dim + d] /= static_cast<float>(norm);
-      }
-    };
-    normalize(base);
-    normalize(query_rows);
+    for (size_t i = 0; i < n; ++i) (void)shoal::NormalizeInPlace(&base[i * dim], dim);
+    for (size_t q = 0; q < queries; ++q) (void)shoal::NormalizeInPlace(&query_rows[q * dim], dim);
   }
   std::vector<float> mean(dim, 0.0f);
   for (size_t i = 0; i < n; ++i) {
