@@ -1,9 +1,10 @@
 // Copyright 2026 The shoal Authors.
 //
 // MANIFEST versions (version/manifest.h): the collection's vector code
-// round-trips in version 3; a version 2 manifest, written before codes
-// existed, opens its collections with VectorCode::kNone; an unknown code is
-// damage.
+// and the segments' shared flag round-trip in version 4; a version 3
+// manifest (no flags) opens with no segment shared; a version 2 manifest,
+// written before codes existed, opens its collections with
+// VectorCode::kNone; an unknown code or flag is damage.
 
 #include "version/manifest.h"
 
@@ -40,6 +41,67 @@ TEST(ManifestTest, TheCollectionsCodeRoundTrips) {
   EXPECT_EQ(back->collections[0].options.code, VectorCode::kSq8);
   EXPECT_EQ(back->collections[1].options.code, VectorCode::kNone);
   EXPECT_EQ(back->collections[1].shards[1].segments[0].vectors, 40u);
+}
+
+TEST(ManifestTest, TheSharedFlagRoundTrips) {
+  Manifest m;
+  m.next_file_number = 9;
+  m.collections.push_back(Collection("a", VectorCode::kSq8));
+  m.collections[0].shards[0].segments.push_back(SegmentMeta{5, 2, 7, 6, 0, true});
+  m.collections[0].shards[1].segments.insert(m.collections[0].shards[1].segments.begin(),
+                                             SegmentMeta{5, 1, 1, 1, 0, true});
+  absl::StatusOr<Manifest> back = DecodeManifest(EncodeManifest(m), "MANIFEST");
+  ASSERT_TRUE(back.ok()) << back.status();
+  const CollectionMeta& c = back->collections[0];
+  ASSERT_EQ(c.shards[0].segments.size(), 1u);
+  EXPECT_TRUE(c.shards[0].segments[0].shared);
+  EXPECT_EQ(c.shards[0].segments[0].max_sequence, 7u);
+  ASSERT_EQ(c.shards[1].segments.size(), 2u);
+  EXPECT_TRUE(c.shards[1].segments[0].shared);
+  EXPECT_FALSE(c.shards[1].segments[1].shared);
+}
+
+TEST(ManifestTest, AVersion3ManifestHasNoSharedSegments) {
+  // Version 3 byte for byte: version 4 without the segment flags.
+  std::string v3 = "SHOALMAN";
+  PutFixed32(&v3, 3);
+  PutFixed64(&v3, 9);  // next file number
+  PutFixed32(&v3, 1);
+  PutFixed32(&v3, 1);
+  v3 += "a";
+  PutFixed32(&v3, 8);
+  v3.push_back(0);  // L2
+  PutFixed32(&v3, 1);
+  PutFixed32(&v3, 64);
+  PutFixed32(&v3, 100);
+  PutFixed32(&v3, 0x3f99999a);  // 1.2f
+  v3.push_back(static_cast<char>(VectorCode::kSq8));
+  PutFixed64(&v3, 17);          // shard 0: flushed sequence
+  PutFixed32(&v3, 2);           // two segments
+  for (uint64_t field : {3, 1, 10, 9, 1}) PutFixed64(&v3, field);
+  for (uint64_t field : {4, 11, 17, 7, 0}) PutFixed64(&v3, field);
+  PutFixed64(&v3, Checksum64(v3.data(), v3.size()));
+  absl::StatusOr<Manifest> m = DecodeManifest(v3, "MANIFEST");
+  ASSERT_TRUE(m.ok()) << m.status();
+  const ShardMeta& shard = m->collections[0].shards[0];
+  ASSERT_EQ(shard.segments.size(), 2u);
+  EXPECT_FALSE(shard.segments[0].shared);
+  EXPECT_FALSE(shard.segments[1].shared);
+  EXPECT_EQ(shard.segments[1].number, 4u);
+  EXPECT_EQ(m->collections[0].options.code, VectorCode::kSq8);
+}
+
+TEST(ManifestTest, AnUnknownSegmentFlagIsDataLoss) {
+  Manifest m;
+  m.next_file_number = 9;
+  m.collections.push_back(Collection("a", VectorCode::kSq8));
+  std::string bytes = EncodeManifest(m);
+  // The one segment's flags byte is the last before the checksum.
+  const size_t at = bytes.size() - 8 - 1;
+  ASSERT_EQ(bytes[at], 0);
+  bytes[at] = 2;
+  EncodeFixed64(bytes.data() + bytes.size() - 8, Checksum64(bytes.data(), bytes.size() - 8));
+  EXPECT_EQ(DecodeManifest(bytes, "MANIFEST").status().code(), absl::StatusCode::kDataLoss);
 }
 
 TEST(ManifestTest, AVersion2ManifestOpensItsCollectionsWithoutCodes) {

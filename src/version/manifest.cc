@@ -1,14 +1,16 @@
 // Copyright 2026 The shoal Authors.
 //
-// MANIFEST bytes (little-endian), version 3:
-//   magic "SHOALMAN" | version u32 = 3 | next_file_number u64 | collection count u32
+// MANIFEST bytes (little-endian), version 4:
+//   magic "SHOALMAN" | version u32 = 4 | next_file_number u64 | collection count u32
 //   per collection: name length u32 | name | dim u32 | metric u8 |
 //                   shard_count u32 | max_degree u32 | build_list_size u32 | alpha f32 |
 //                   code u8
 //     per shard (shard_count times): flushed_sequence u64 | segment count u32
 //       per segment: number u64 | min_sequence u64 | max_sequence u64 |
-//                    vectors u64 | tombstones u64
+//                    vectors u64 | tombstones u64 | flags u8 (bit 0: shared;
+//                    the others 0)
 //   checksum u64 = xxh3_64 of every byte before it
+// Version 3 is version 4 without the segments' flags (no segment is shared).
 // Version 2 is version 3 without the code (its collections open with
 // VectorCode::kNone); version 1 is version 2 without next_file_number and
 // without the shards.
@@ -28,7 +30,8 @@ namespace shoal {
 namespace {
 
 constexpr std::string_view kMagic = "SHOALMAN";
-constexpr uint32_t kVersion = 3;
+constexpr uint32_t kVersion = 4;
+constexpr uint8_t kSharedFlag = 1;
 
 }  // namespace
 
@@ -58,6 +61,7 @@ std::string EncodeManifest(const Manifest& manifest) {
         PutFixed64(&out, seg.max_sequence);
         PutFixed64(&out, seg.vectors);
         PutFixed64(&out, seg.tombstones);
+        out.push_back(static_cast<char>(seg.shared ? kSharedFlag : 0));
       }
     }
   }
@@ -119,7 +123,10 @@ absl::StatusOr<Manifest> DecodeManifest(std::string_view bytes, const std::strin
         seg.max_sequence = in.U64();
         seg.vectors = in.U64();
         seg.tombstones = in.U64();
-        if (seg.number >= manifest.next_file_number || seg.min_sequence > seg.max_sequence) {
+        const uint8_t flags = version >= 4 ? in.U8() : 0;
+        seg.shared = (flags & kSharedFlag) != 0;
+        if (seg.number >= manifest.next_file_number || seg.min_sequence > seg.max_sequence ||
+            (flags & ~kSharedFlag) != 0) {
           return damaged(absl::StrCat("collection entry ", i, " has an invalid segment"));
         }
         shard.segments.push_back(seg);

@@ -22,12 +22,18 @@ namespace shoal {
 // Its entries carry sequence numbers in [min_sequence, max_sequence]; the
 // ranges of a shard's sources (segments, memtables) never overlap, so the
 // source with the higher range holds the newer version of an id.
+//
+// A shared segment (<collection>/seg-<number>.vamana) holds the data of
+// several shards of its collection in one graph. Each of those shards
+// names it, with the range and counts of its own entries in it (each entry
+// carries its shard's sequence number); it is the oldest segment of each.
 struct SegmentMeta {
   uint64_t number = 0;
   uint64_t min_sequence = 0;
   uint64_t max_sequence = 0;
   uint64_t vectors = 0;
   uint64_t tombstones = 0;
+  bool shared = false;
 };
 
 struct ShardMeta {
