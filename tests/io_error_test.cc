@@ -459,6 +459,7 @@ std::vector<IoCase> Cases() {
     // shard's large segment, extending its graph, in the flush's one
     // manifest edit), and power lost at each of its steps.
     IoCase& c = add_merge("FlushFold");
+    c.compaction.one_graph_max_vectors = 0;  // each shard merges its own
     c.setup = [](DB& db, Tracker* t) {
       PutRange(db, t, "default", 0, 60);
       ASSERT_OK(db.Flush());
@@ -472,6 +473,7 @@ std::vector<IoCase> Cases() {
     // A fold in the background: a small bulk load's segments are merged
     // into the large ones after the call returns.
     IoCase& c = add_merge("BackgroundFold");
+    c.compaction.one_graph_max_vectors = 0;  // each shard merges its own
     c.setup = [](DB& db, Tracker* t) {
       PutRange(db, t, "default", 0, 60);
       ASSERT_OK(db.Flush());
@@ -493,6 +495,7 @@ std::vector<IoCase> Cases() {
     // Consolidation: half of each shard's segment deleted; it is rewritten
     // without them (no fold or tier is due).
     IoCase& c = add_merge("BackgroundConsolidation");
+    c.compaction.one_graph_max_vectors = 0;  // each shard merges its own
     c.compaction.fold_ratio = 1e9;
     c.compaction.quiescent_fold_ratio = 1e9;
     c.compaction.min_merge_width = 1000;
@@ -505,6 +508,52 @@ std::vector<IoCase> Cases() {
     c.call = [](DB& db, Tracker* t) {
       return FlushAndWaitFor(db, t, [](const ShardReport& s) {
         return s.stored_vectors == s.live_vectors;
+      });
+    };
+  }
+  {
+    // One graph while small: the shards' flushed segments folded into one
+    // shared segment in the background, extending the shared graph the
+    // setup's fold built.
+    IoCase& c = add_merge("FoldAcrossShards");
+    c.setup = [](DB& db, Tracker* t) {
+      PutRange(db, t, "default", 0, 60);
+      ASSERT_OK(db.Flush());
+      ASSERT_OK(db.WaitForCompact());
+    };
+    c.call = [](DB& db, Tracker* t) {
+      for (uint64_t id = 60; id < 66; ++id) {
+        absl::Status s = t->Put(db, "default", id, Vec(id * 7 + 1));
+        if (!s.ok()) return s;
+      }
+      absl::Status s = t->Delete(db, "default", 3);
+      if (!s.ok()) return s;
+      return FlushAndWaitFor(db, t, [](const ShardReport& s) {
+        return s.segments == 1 && s.shared_segments.size() == 1;
+      });
+    };
+  }
+  {
+    // A collection that grows past one graph: each shard merges its own
+    // entries out of the shared segment, which goes once none names it.
+    IoCase& c = add_merge("GrowsPastOneGraph");
+    c.compaction.one_graph_max_vectors = 40;
+    // Any two segments of a shard merge (the flush's and the shared one,
+    // whichever is larger).
+    c.compaction.min_merge_width = 2;
+    c.compaction.size_ratio = 1e9;
+    c.setup = [](DB& db, Tracker* t) {
+      PutRange(db, t, "default", 0, 30);
+      ASSERT_OK(db.Flush());
+      ASSERT_OK(db.WaitForCompact());
+    };
+    c.call = [](DB& db, Tracker* t) {
+      for (uint64_t id = 30; id < 50; ++id) {
+        absl::Status s = t->Put(db, "default", id, Vec(id * 7 + 1));
+        if (!s.ok()) return s;
+      }
+      return FlushAndWaitFor(db, t, [](const ShardReport& s) {
+        return s.segments == 1 && s.shared_segments.empty();
       });
     };
   }
@@ -570,7 +619,13 @@ std::vector<IoCase> Cases() {
   if (!stats.ok()) return ::testing::AssertionFailure() << stats.status();
   uint64_t named = 0;
   for (const CollectionReport& c : *stats) {
-    for (const ShardReport& shard : c.shards) named += shard.segments;
+    // A shared segment is one file, however many shards name it.
+    std::set<uint64_t> shared;
+    for (const ShardReport& shard : c.shards) {
+      named += shard.segments - shard.shared_segments.size();
+      shared.insert(shard.shared_segments.begin(), shard.shared_segments.end());
+    }
+    named += shared.size();
   }
   uint64_t on_disk = 0;
   for (const auto& e : stdfs::recursive_directory_iterator(path)) {

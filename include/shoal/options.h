@@ -120,6 +120,14 @@ struct CompactionOptions {
   // search cost, stay bounded when writes outpace merges. The policy keeps
   // far fewer in steady state (about min_merge_width per tier).
   uint32_t max_segments = 24;
+  // One graph for a small collection: while a collection of several shards
+  // stores at most this many vectors, its segments are shared by its
+  // shards (one graph, so a query walks one graph, not one a shard): a bulk
+  // load builds one segment for all of them, and the merges after flushes
+  // fold every shard's segments into one (docs/architecture.md, "One graph
+  // while small"). Above it each shard merges its own (each builds its
+  // graph on its own, which costs less than one graph of them all). 0: never.
+  uint64_t one_graph_max_vectors = 65536;
 };
 
 // The shape of one collection. Fixed when the collection is created.

@@ -70,6 +70,10 @@ absl::StatusOr<std::unique_ptr<Collection>> Collection::Open(
     c->commit_log_ = std::make_unique<wal::CommitLog>(
         context.fs, c->CommitLogDir(), std::move(log_options));
   }
+  c->compactor_ = context.compactor;
+  c->compaction_ = db_options.compaction;
+  SHOAL_RETURN_IF_ERROR(context.fs->CreateDir(dir));
+  SHOAL_RETURN_IF_ERROR(c->OpenSharedSegments(context, shards));
   c->shards_.resize(options.shard_count);
   std::vector<absl::Status> status(options.shard_count);
   context.pool->ParallelFor(options.shard_count, [&](size_t i) {
@@ -91,6 +95,11 @@ absl::StatusOr<std::unique_ptr<Collection>> Collection::Open(
     so.manifest = context.manifest;
     so.memory_budget = context.memory_budget;
     if (i < shards.size()) so.meta = shards[i];
+    so.shared_dir = dir;
+    so.shared_segments = &c->shared_at_open_;
+    so.collection_folds = [c = c.get()] { return c->folds_.load(std::memory_order_acquire); };
+    so.after_flush = [c = c.get()] { c->UpdateFoldMode(); };
+    so.release_shared = [c = c.get()](uint64_t number) { c->ReleaseShared(number); };
     absl::StatusOr<std::unique_ptr<Shard>> shard =
         Shard::Open(context.fs, JoinPath(dir, ShardDirName(static_cast<uint32_t>(i))), so);
     if (shard.ok()) {
@@ -99,11 +108,14 @@ absl::StatusOr<std::unique_ptr<Collection>> Collection::Open(
       status[i] = shard.status();
     }
   });
+  c->shared_at_open_.clear();  // the shards hold theirs
   for (const absl::Status& s : status) SHOAL_RETURN_IF_ERROR(s);
   // Shard::Open may have created shard-<n>/: make those entries durable, or a
   // machine crash could drop a shard directory with its synced log.
   SHOAL_RETURN_IF_ERROR(context.fs->SyncDir(dir));
   SHOAL_RETURN_IF_ERROR(c->RecoverCommitLog(db_options.salvage_corrupt_wal));
+  c->open_.store(true, std::memory_order_release);
+  c->UpdateFoldMode();
   return c;
 }
 
@@ -308,9 +320,21 @@ absl::Status Collection::BulkLoad(std::span<const uint64_t> ids,
   }
   const int64_t partition_us = timing.Lap();
   const size_t dim = options_.dim;
+  // A small collection gets one graph for all its shards: one shared
+  // segment (CompactionOptions::one_graph_max_vectors).
+  const uint64_t one_graph_max = compaction_.one_graph_max_vectors;
+  const bool one_graph = options_.shard_count > 1 && one_graph_max > 0 &&
+                         live_count() + part_ids.size() <= one_graph_max;
   std::vector<Shard::BulkPart> parts;
   std::vector<uint32_t> part_shard;
+  std::vector<size_t> counts;
+  std::vector<float> all_rows;  // one_graph: every part's rows, in part order
+  if (one_graph) all_rows.resize(part_ids.size() * dim);
   absl::Status status;
+  auto add_stats = [&](const SegmentBuildStats& stats) {
+    graph_us += static_cast<int64_t>((stats.medoid_seconds + stats.insert_seconds) * 1e6);
+    write_us += static_cast<int64_t>(stats.write_seconds * 1e6);
+  };
   // Shard by shard; each graph build uses every core.
   for (uint32_t s = 0; s < options_.shard_count && status.ok(); ++s) {
     const size_t first = start[s], count = start[s + 1] - start[s];
@@ -321,23 +345,38 @@ absl::Status Collection::BulkLoad(std::span<const uint64_t> ids,
       break;
     }
     timing.Lap();
-    std::vector<float> rows(count * dim);
+    std::vector<float> own_rows(one_graph ? 0 : count * dim);
+    float* rows = one_graph ? all_rows.data() + first * dim : own_rows.data();
     for (size_t i = 0; i < count; ++i) {
-      std::copy_n(part_rows[first + i], dim, rows.data() + i * dim);
+      std::copy_n(part_rows[first + i], dim, rows + i * dim);
     }
     copy_us += timing.Lap();
-    SegmentBuildStats stats;
-    status = shards_[s]->BuildBulk(
-        &*part, std::span<const uint64_t>(part_ids.data() + first, count), rows.data(), &stats);
-    graph_us += static_cast<int64_t>(
-        (stats.medoid_seconds + stats.insert_seconds) * 1e6);
-    write_us += static_cast<int64_t>(stats.write_seconds * 1e6);
+    if (!one_graph) {
+      SegmentBuildStats stats;
+      status = shards_[s]->BuildBulk(
+          &*part, std::span<const uint64_t>(part_ids.data() + first, count), rows, &stats);
+      add_stats(stats);
+    }
     parts.push_back(std::move(part).value());
     part_shard.push_back(s);
+    counts.push_back(count);
+  }
+  if (one_graph && status.ok()) {
+    std::vector<Shard*> shards;
+    for (uint32_t s : part_shard) shards.push_back(shards_[s].get());
+    SegmentBuildStats stats;
+    // Shards without rows come first in no part: the parts' rows are
+    // part_ids in order.
+    status = Shard::BuildSharedBulk(shards, parts, counts, part_ids, all_rows.data(), dir_,
+                                    &stats);
+    add_stats(stats);
   }
   if (!status.ok()) {
-    // Built parts are in no manifest: their files go.
-    for (size_t j = 0; j < parts.size(); ++j) shards_[part_shard[j]]->DiscardBulk(parts[j]);
+    // Built parts are in no manifest: their files go (a shared one is gone
+    // already: BuildSharedBulk builds it last).
+    for (size_t j = 0; j < parts.size(); ++j) {
+      shards_[part_shard[j]]->DiscardBulk(parts[j], /*keep_file=*/one_graph);
+    }
     return status;
   }
   std::vector<ShardEdit> edits;
@@ -347,7 +386,7 @@ absl::Status Collection::BulkLoad(std::span<const uint64_t> ids,
     edit.shard = part_shard[j];
     edit.add.push_back(parts[j].meta);
     edits.push_back(std::move(edit));
-    added.push_back(parts[j].path);
+    if (j == 0 || !one_graph) added.push_back(parts[j].path);
   }
   timing.Lap();
   status = PublishSegments(fs_, manifest_, name_, incarnation_, edits, added);
@@ -359,6 +398,9 @@ absl::Status Collection::BulkLoad(std::span<const uint64_t> ids,
     return status;
   }
   for (size_t j = 0; j < parts.size(); ++j) shards_[part_shard[j]]->InstallBulk(parts[j]);
+  // Older segments join the one graph (or, past the limit, the shards
+  // merge their own).
+  UpdateFoldMode();
   const int64_t publish_us = timing.Lap();
   timing.Line(name_, ids.size(), parts.size(), partition_us, copy_us, graph_us, write_us,
               publish_us, timing.Total());
@@ -385,10 +427,45 @@ absl::Status Collection::PrepareQuery(std::span<const float> query,
   return absl::OkStatus();
 }
 
+void Collection::TakeViews(std::vector<Shard::View>* views,
+                           std::vector<const Segment*>* shared) const {
+  views->clear();
+  shared->clear();
+  for (const auto& shard : shards_) {
+    views->push_back(shard->TakeView());
+    for (const SourceSnapshot::Source& source : views->back().older.sources()) {
+      if (source.shared &&
+          std::find(shared->begin(), shared->end(), source.segment.get()) == shared->end()) {
+        shared->push_back(source.segment.get());
+      }
+    }
+  }
+}
+
+absl::Status Collection::SearchSharedSegments(const std::vector<Shard::View>& views,
+                                              const std::vector<const Segment*>& shared,
+                                              const float* query, const SearchOptions& options,
+                                              TopK* top) const {
+  if (shared.empty()) return absl::OkStatus();
+  std::vector<const Shard*> shards;
+  for (const auto& shard : shards_) shards.push_back(shard.get());
+  for (const Segment* segment : shared) {
+    SHOAL_RETURN_IF_ERROR(Shard::SearchShared(shards, views, segment, query, options, top));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::vector<Neighbor>> Collection::SearchShards(
     const float* query, const SearchOptions& options) const {
   TopK top(options.k);
-  for (const auto& shard : shards_) SHOAL_RETURN_IF_ERROR(shard->Search(query, options, &top));
+  std::vector<Shard::View> views;
+  std::vector<const Segment*> shared;
+  TakeViews(&views, &shared);
+  for (size_t i = 0; i < shards_.size(); ++i) {
+    SHOAL_RETURN_IF_ERROR(
+        shards_[i]->Search(views[i], query, options, &top, /*skip_shared=*/true));
+  }
+  SHOAL_RETURN_IF_ERROR(SearchSharedSegments(views, shared, query, options, &top));
   return top.Take();
 }
 
@@ -401,16 +478,25 @@ absl::StatusOr<std::vector<Neighbor>> Collection::Search(std::span<const float> 
   const bool at_once = stored * options.list_size >= kParallelSearchWork ||
                        (disk_resident_ && stored >= kParallelDiskSearchVectors);
   if (shards_.size() == 1 || !at_once) return SearchShards(q.data(), options);
-  std::vector<std::vector<Neighbor>> parts(shards_.size());
-  std::vector<absl::Status> status(shards_.size());
-  // Each shard adds to a SearchStats of its own (they run at once).
-  std::vector<SearchStats> stats(options.stats != nullptr ? shards_.size() : 0);
+  std::vector<Shard::View> views;
+  std::vector<const Segment*> shared;
+  TakeViews(&views, &shared);
+  // The shards, then each shared segment, as parts run at once.
+  const size_t count = shards_.size() + shared.size();
+  std::vector<std::vector<Neighbor>> parts(count);
+  std::vector<absl::Status> status(count);
+  // Each part adds to a SearchStats of its own (they run at once).
+  std::vector<SearchStats> stats(options.stats != nullptr ? count : 0);
   // Without helping: a search must not wait for a queued graph build's chunk.
-  pool_->ParallelForWithoutHelping(shards_.size(), [&](size_t i) {
+  pool_->ParallelForWithoutHelping(count, [&](size_t i) {
     TopK top(options.k);
     SearchOptions mine = options;
     if (options.stats != nullptr) mine.stats = &stats[i];
-    status[i] = shards_[i]->Search(q.data(), mine, &top);
+    if (i < shards_.size()) {
+      status[i] = shards_[i]->Search(views[i], q.data(), mine, &top, /*skip_shared=*/true);
+    } else {
+      status[i] = SearchSharedSegments(views, {shared[i - shards_.size()]}, q.data(), mine, &top);
+    }
     parts[i] = top.Take();
   });
   for (const SearchStats& s : stats) AddSearchStats(s, options.stats);
@@ -475,13 +561,32 @@ absl::Status Collection::ForEachShard(absl::Status (Shard::*call)()) {
 
 absl::Status Collection::Flush() { return ForEachShard(&Shard::Flush); }
 
-absl::Status Collection::Compact() { return ForEachShard(&Shard::Compact); }
+absl::Status Collection::Compact() {
+  UpdateFoldMode();
+  if (!folds_.load(std::memory_order_acquire)) return ForEachShard(&Shard::Compact);
+  // One graph: every shard's memtables into segments, then all of those
+  // into one.
+  SHOAL_RETURN_IF_ERROR(Flush());
+  std::vector<Shard*> shards;
+  for (auto& shard : shards_) shards.push_back(shard.get());
+  return Shard::FoldAcross(shards, dir_);
+}
 
-absl::Status Collection::WaitForCompact() { return ForEachShard(&Shard::WaitForBackgroundWork); }
+absl::Status Collection::WaitForCompact() {
+  // The shards first: their flushes queue folds (after_flush). A fold
+  // queues no shard work.
+  SHOAL_RETURN_IF_ERROR(ForEachShard(&Shard::WaitForBackgroundWork));
+  MutexLock lock(&fold_mu_);
+  while (fold_scheduled_ || fold_running_) fold_done_.Wait(&fold_mu_);
+  return fold_status_;
+}
 
 absl::Status Collection::SyncWal() { return ForEachShard(&Shard::SyncWal); }
 
+Collection::~Collection() { StopFolds(); }
+
 absl::Status Collection::Close() {
+  StopFolds();
   absl::Status first = ForEachShard(&Shard::Close);
   if (commit_log_ != nullptr && !commit_log_closed_) {
     commit_log_closed_ = true;

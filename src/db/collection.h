@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "db/inspect.h"
@@ -23,7 +24,9 @@
 #include "util/background_worker.h"
 #include "util/file_system.h"
 #include "util/memory_budget.h"
+#include "util/mutex.h"
 #include "util/thread_pool.h"
+#include "util/top_k.h"
 #include "wal/commit_log.h"
 
 namespace shoal {
@@ -92,6 +95,8 @@ class Collection {
   // Statistics for the inspection tools.
   CollectionReport Report() const;
 
+  ~Collection();
+
  private:
   Collection(FileSystem* fs, ThreadPool* pool, std::string dir, std::string name,
              const CollectionOptions& options, ManifestEditor* manifest, uint64_t incarnation,
@@ -110,6 +115,34 @@ class Collection {
   // Top-k over every shard, on this thread.
   absl::StatusOr<std::vector<Neighbor>> SearchShards(const float* query,
                                                      const SearchOptions& options) const;
+  // Every shard's view (Shard::TakeView), and the shared segments they
+  // hold, each once.
+  void TakeViews(std::vector<Shard::View>* views, std::vector<const Segment*>* shared) const;
+  // Offers the shared segments' newest live vectors to `top` (each walked
+  // once, Shard::SearchShared).
+  absl::Status SearchSharedSegments(const std::vector<Shard::View>& views,
+                                    const std::vector<const Segment*>& shared,
+                                    const float* query, const SearchOptions& options,
+                                    TopK* top) const;
+
+  // ---- One graph while small (CompactionOptions::one_graph_max_vectors) ----
+  // Opens the shared segments `shards` name, once each, into shared_at_open_,
+  // and removes the shared segment files and temporaries of dir_ that none
+  // names (a merge or bulk load that crashed before its manifest edit, or
+  // after it, before it removed what it replaced).
+  absl::Status OpenSharedSegments(const Context& context, const std::vector<ShardMeta>& shards);
+  std::string SharedSegmentPath(uint64_t number) const;
+  // Whether the collection is small enough for one graph now.
+  bool Small() const;
+  // Sets folds_ from Small(): the shards stop merging their own segments
+  // while it is set, and resume when it drops; queues a fold when set.
+  void UpdateFoldMode();
+  void MaybeScheduleFold();
+  void RunFold();
+  // Removes shared segment `number`'s file when no shard names it.
+  void ReleaseShared(uint64_t number);
+  // Waits for a queued or running fold; later ones are not queued.
+  void StopFolds();
   // The batch with the last copy of each id, normalized for kCosine, split by
   // shard. On return part_ids/part_rows hold shard s's rows in
   // [start[s], start[s+1]).
@@ -134,6 +167,20 @@ class Collection {
   std::unique_ptr<wal::CommitLog> commit_log_;  // null unless kAlways + collection_commit_log
   bool commit_log_closed_ = false;
   std::atomic<bool> dropped_{false};
+  // One graph while small.
+  BackgroundWorker* compactor_ = nullptr;  // may be null
+  CompactionOptions compaction_;
+  absl::flat_hash_map<uint64_t, std::shared_ptr<Segment>> shared_at_open_;  // Open only
+  // The collection merges its shards' segments. Set while it opens: the
+  // shards merge nothing of their own before the mode is known.
+  std::atomic<bool> folds_{true};
+  std::atomic<bool> open_{false};  // Open is done: shards_ is whole
+  mutable Mutex fold_mu_;
+  CondVar fold_done_;
+  bool fold_scheduled_ ABSL_GUARDED_BY(fold_mu_) = false;
+  bool fold_running_ ABSL_GUARDED_BY(fold_mu_) = false;
+  bool folds_stopped_ ABSL_GUARDED_BY(fold_mu_) = false;
+  absl::Status fold_status_ ABSL_GUARDED_BY(fold_mu_);
   std::vector<std::unique_ptr<Shard>> shards_;
 };
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "db/db_impl.h"
@@ -99,11 +100,15 @@ absl::StatusOr<VerifyReport> VerifyDatabase(FileSystem* fs, const std::string& p
     return report;  // without the manifest nothing else can be interpreted
   }
   for (const CollectionMeta& c : manifest->collections) {
+    absl::flat_hash_set<uint64_t> shared_checked;  // a shared segment once
     for (uint32_t s = 0; s < c.options.shard_count; ++s) {
       const std::string dir = JoinPath(JoinPath(path, c.name), ShardDirName(s));
       if (!CheckLogFiles(fs, dir, s, c.options.dim, &report)) continue;
       for (const SegmentMeta& seg : c.shards[s].segments) {
-        const std::string seg_path = JoinPath(dir, SegmentFileName(seg.number));
+        if (seg.shared && !shared_checked.insert(seg.number).second) continue;
+        // A shared segment lives in the collection's directory.
+        const std::string seg_path =
+            JoinPath(seg.shared ? JoinPath(path, c.name) : dir, SegmentFileName(seg.number));
         absl::StatusOr<std::shared_ptr<Segment>> segment =
             Segment::Open(fs, seg_path, c.options.dim, c.options.metric);
         absl::Status status = segment.status();

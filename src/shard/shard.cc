@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "util/hash.h"
 #include "util/status_macros.h"
 #include "version/filename.h"
 
@@ -70,6 +71,7 @@ ShardReport Shard::Report() const {
     for (const SegmentSource& s : sources_.segments()) {
       report.segment_vectors += s.meta.vectors;
       report.deleted += s.meta.tombstones;
+      if (s.meta.shared) report.shared_segments.push_back(s.meta.number);
     }
     // Live vectors: the ids whose newest entry, newest source first, is a
     // vector. The active memtable takes writes: read it under the lock.
@@ -83,6 +85,13 @@ ShardReport Shard::Report() const {
       source.mem->ForEach([&](uint64_t id, const float*) { visit(id, true); },
                           [&](uint64_t id) { visit(id, false); });
       report.stored_vectors += source.mem->live_count();
+    } else if (source.shared) {
+      // This shard's entries only.
+      source.segment->ForEachEntry([&](uint64_t id, uint64_t, bool live) {
+        if (ShardOf(id, options_.collection.shard_count) != options_.index) return;
+        visit(id, live);
+        if (live) ++report.stored_vectors;
+      });
     } else {
       source.segment->ForEachEntry([&](uint64_t id, uint64_t, bool live) { visit(id, live); });
       report.stored_vectors += source.segment->vector_count();

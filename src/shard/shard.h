@@ -27,6 +27,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -36,6 +37,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
@@ -88,6 +90,25 @@ struct ShardOptions {
   ManifestEditor* manifest = nullptr;   // REQUIRED
   // Options::memory_budget_bytes, shared by the DB's segments; may be null.
   std::shared_ptr<MemoryBudget> memory_budget;
+
+  // ---- Shared segments (SegmentMeta::shared: one graph for several shards) ----
+  // Where they live: the collection's directory.
+  std::string shared_dir;
+  // The shared segments meta names, opened once by the collection (by
+  // number). May be null when meta names none.
+  const absl::flat_hash_map<uint64_t, std::shared_ptr<Segment>>* shared_segments = nullptr;
+  // Whether the collection merges the shards' segments itself now (one
+  // graph while it is small, FoldAcross): the shard then merges none of its
+  // own (no background compaction, no fold at flush time). May be empty
+  // (never).
+  std::function<bool()> collection_folds;
+  // Called after flushes published segments (not under any shard lock). May
+  // be empty.
+  std::function<void()> after_flush;
+  // Called once this shard's manifest entry no longer names shared segment
+  // `number`: the collection removes the file when no shard names it. May
+  // be empty.
+  std::function<void(uint64_t)> release_shared;
 };
 
 // What recovery found, for logs and tests.
@@ -144,10 +165,32 @@ class Shard {
   // Copies the newest live vector of `id` into *out. NotFound when absent or
   // deleted.
   [[nodiscard]] absl::Status Get(uint64_t id, std::vector<float>* out) const;
+  // What a search reads, taken at one moment: the active memtable and the
+  // other sources, newest first.
+  struct View {
+    std::shared_ptr<const MemTable> active;
+    SourceSnapshot older;
+  };
+  View TakeView() const;
   // Offers this shard's newest live vectors to `top`: exact over memtables,
   // beam search over segments.
   [[nodiscard]] absl::Status Search(const float* query, const SearchOptions& options,
-                                    TopK* top) const;
+                                    TopK* top) const {
+    return Search(TakeView(), query, options, top, /*skip_shared=*/false);
+  }
+  // The same over `view`; with `skip_shared`, its shared segments are left
+  // to SearchShared (which walks each once for all its shards).
+  [[nodiscard]] absl::Status Search(const View& view, const float* query,
+                                    const SearchOptions& options, TopK* top,
+                                    bool skip_shared) const;
+  // Offers to `top` the newest live vectors of shared segment `segment`,
+  // walked once: each entry is its shard's (ShardOf over shards.size()),
+  // and counts when that shard's view (views[s]) holds the segment and
+  // nothing newer there names the id. shards[s] took views[s].
+  [[nodiscard]] static absl::Status SearchShared(std::span<const Shard* const> shards,
+                                                 std::span<const View> views,
+                                                 const Segment* segment, const float* query,
+                                                 const SearchOptions& options, TopK* top);
 
   // Recovery, after Open: the record `r` of the collection's commit log (a
   // put, delete or barrier of this shard). Skipped when the log already holds it;
@@ -180,6 +223,32 @@ class Shard {
   [[nodiscard]] absl::Status BuildBulk(BulkPart* part, std::span<const uint64_t> ids,
                                        const float* vectors, SegmentBuildStats* stats = nullptr);
   void InstallBulk(const BulkPart& part);
+  // BuildBulk for the parts of several shards of one collection (parts[j]
+  // is shards[j]'s, each prepared) as one shared segment, file
+  // SegmentFileName(parts[0].number) in `dir` (the collection's): part j's
+  // rows are counts[j] rows of `ids`/`vectors`, after those of the parts
+  // before it, and carry its sequence. Every part then holds the segment,
+  // with its own meta (shared) and the one path.
+  [[nodiscard]] static absl::Status BuildSharedBulk(std::span<Shard* const> shards,
+                                                    std::span<BulkPart> parts,
+                                                    std::span<const size_t> counts,
+                                                    std::span<const uint64_t> ids,
+                                                    const float* vectors, const std::string& dir,
+                                                    SegmentBuildStats* stats = nullptr);
+
+  // One graph for a small collection: merges the segments of every shard of
+  // `shards` (all of one collection's, in index order) that a compaction
+  // may take (each shard's oldest, below what is not a segment yet) into
+  // one shared segment in `dir` (the collection's), which replaces them
+  // all in one manifest edit. Each shard's entries keep their sequences;
+  // tombstones go (the inputs start at each shard's oldest segment). The
+  // largest input's graph is extended when it loses no node
+  // (MergeReusesGraph), else the graph is built afresh. Takes every shard's
+  // compaction lock, in index order. Does nothing when the inputs are
+  // already one shared segment, or a shard is closing.
+  [[nodiscard]] static absl::Status FoldAcross(std::span<Shard* const> shards,
+                                               const std::string& dir)
+      ABSL_NO_THREAD_SAFETY_ANALYSIS;  // locks every shard
   // Forgets a part that will not be installed and removes its segment file,
   // unless `keep_file` (a manifest write in doubt may name it).
   void DiscardBulk(const BulkPart& part, bool keep_file = false);
@@ -189,6 +258,12 @@ class Shard {
   // every bulk part still being built, are merged: the merged segment ranks
   // by its newest input, so it must rank below all of those, as its data does.
   [[nodiscard]] absl::Status Compact();
+  // Queues a background compaction when the policy has one due (after the
+  // collection stopped merging the shards' segments itself).
+  void ScheduleCompaction();
+  // Whether the shard's sources hold segment `number` now.
+  bool NamesSegment(uint64_t number) const;
+
   // Returns once no flush or compaction of this shard is queued or running
   // (and no frozen memtable waits), or with the error of the last one when
   // it failed and nothing retries it.
@@ -264,6 +339,19 @@ class Shard {
                          {options_.db.segment_storage, options_.db.node_cache_bytes,
                           options_.memory_budget, options_.pool});
   }
+
+  // ---- shard_compact.cc, shard_flush.cc ----
+  // Whether the collection merges this shard's segments (collection_folds).
+  bool CollectionFolds() const;
+  // Removes the file of a segment this shard's manifest entry no longer
+  // names: its own at once, a shared one through release_shared.
+  void ReleaseSegmentFile(const SegmentMeta& meta);
+
+  // ---- shard_read.cc ----
+  // Whether `id`, offered by source `i` of `view`, is its newest version:
+  // neither the active memtable nor a source newer than i names it. A
+  // lookup that fails returns false and sets *status (when still OK).
+  bool VisibleAt(const View& view, uint64_t id, size_t i, absl::Status* status) const;
 
   // ---- shard_recovery.cc ----
   absl::Status OpenSegments();
@@ -378,6 +466,11 @@ class Shard {
                                                         const SegmentContents& contents,
                                                         SegmentBuildStats* stats = nullptr,
                                                         GraphBuild how = GraphBuild::kFull);
+  // The same at `path` (a shared segment's, in the collection's directory).
+  absl::StatusOr<std::shared_ptr<Segment>> WriteSegmentAt(const std::string& path,
+                                                          const SegmentContents& contents,
+                                                          SegmentBuildStats* stats = nullptr,
+                                                          GraphBuild how = GraphBuild::kFull);
   // Whether a flush of `vectors` vectors builds a quick graph: when
   // background compaction will fold it into a larger, fully built segment
   // (inserting its vectors into that graph), its own graph only serves

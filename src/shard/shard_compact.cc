@@ -10,6 +10,7 @@
 #include <new>
 
 #include "shard/shard.h"
+#include "util/hash.h"
 #include "util/status_macros.h"
 
 namespace shoal {
@@ -56,9 +57,26 @@ std::vector<SegmentSource> Shard::PickCompactionLocked() const {
   return sources_.PickCompaction(CompactionLimitLocked(), options_.db.compaction, quiescent);
 }
 
+bool Shard::CollectionFolds() const {
+  return options_.collection_folds && options_.collection_folds();
+}
+
+void Shard::ScheduleCompaction() {
+  MutexLock lock(&mu_);
+  MaybeScheduleCompactionLocked();
+}
+
+bool Shard::NamesSegment(uint64_t number) const {
+  ReaderMutexLock lock(&mu_);
+  for (const SegmentSource& s : sources_.segments()) {
+    if (s.meta.number == number) return true;
+  }
+  return false;
+}
+
 void Shard::MaybeScheduleCompactionLocked() {
   if (options_.compactor == nullptr || !options_.db.compaction.automatic ||
-      compaction_scheduled_ || closing_) {
+      compaction_scheduled_ || closing_ || CollectionFolds()) {
     return;
   }
   if (!dead_check_due_ && PickCompactionLocked().empty()) return;
@@ -146,7 +164,14 @@ absl::Status Shard::MergeSegments(const std::vector<SegmentSource>& inputs,
     total += inputs[i].meta.vectors;
     if (inputs[i].meta.vectors > inputs[largest].meta.vectors) largest = i;
   }
-  const bool reuse = MergeReusesGraph(*inputs[largest].segment, options_.collection.graph);
+  // A shared segment's graph holds other shards' entries too: it is read
+  // for this shard's entries only, and never extended.
+  const bool reuse = !inputs[largest].meta.shared &&
+                     MergeReusesGraph(*inputs[largest].segment, options_.collection.graph);
+  const uint32_t shard_count = options_.collection.shard_count;
+  auto mine = [&](const SegmentSource& s, uint64_t id) {
+    return !s.meta.shared || ShardOf(id, shard_count) == options_.index;
+  };
   GraphSeed seed;
   // Newest first: the first input that names an id decides it. A tombstone
   // hides the id in the inputs older than its own, and stays in the output
@@ -186,7 +211,9 @@ absl::Status Shard::MergeSegments(const std::vector<SegmentSource>& inputs,
   for (size_t i = inputs.size(); i-- > 0;) {
     const Segment& input = *inputs[i].segment;
     hidden_here.clear();
-    input.ForEachTombstone(tombstone);
+    input.ForEachTombstone([&](uint64_t id, uint64_t sequence) {
+      if (mine(inputs[i], id)) tombstone(id, sequence);
+    });
     if (reuse && i == largest) {
       seed.segment = &input;
       seed.row_of_node.assign(input.vector_count(), GraphSeed::kDroppedNode);
@@ -197,8 +224,10 @@ absl::Status Shard::MergeSegments(const std::vector<SegmentSource>& inputs,
             if (add(id, sequence, v)) seed.row_of_node[node] = row;
           }));
     } else {
-      SHOAL_RETURN_IF_ERROR(input.ForEachVector(
-          [&](uint64_t id, uint64_t sequence, const float* v) { (void)add(id, sequence, v); }));
+      SHOAL_RETURN_IF_ERROR(
+          input.ForEachVector([&](uint64_t id, uint64_t sequence, const float* v) {
+            if (mine(inputs[i], id)) (void)add(id, sequence, v);
+          }));
     }
     seen.insert(hidden_here.begin(), hidden_here.end());
   }
@@ -248,8 +277,9 @@ absl::Status Shard::MergeSegments(const std::vector<SegmentSource>& inputs,
     if (memtable != nullptr) FlushedLocked(*memtable);
   }
   if (memtable != nullptr) RemoveLogFilesUpTo(memtable->last_wal_number);
-  // Readers holding the old segments keep their mappings; the files go now.
-  for (uint64_t number : edit.remove) (void)fs_->RemoveFile(SegmentPath(number));
+  // Readers holding the old segments keep their mappings; the files go now
+  // (a shared one once no shard names it).
+  for (const SegmentSource& s : inputs) ReleaseSegmentFile(s.meta);
   auto us = [](double seconds) { return static_cast<int64_t>(seconds * 1e6); };
   timing.Line(options_.collection_name, options_.index, inputs.size(), ids.size(),
               build.seeded_nodes, tombstone_ids.size(), collect_us, us(build.seed_seconds),

@@ -48,13 +48,19 @@ absl::StatusOr<std::shared_ptr<Segment>> Shard::WriteSegment(uint64_t number,
                                                              const SegmentContents& contents,
                                                              SegmentBuildStats* stats,
                                                              GraphBuild how) {
+  return WriteSegmentAt(SegmentPath(number), contents, stats, how);
+}
+
+absl::StatusOr<std::shared_ptr<Segment>> Shard::WriteSegmentAt(const std::string& path,
+                                                               const SegmentContents& contents,
+                                                               SegmentBuildStats* stats,
+                                                               GraphBuild how) {
   SegmentBuildOptions build;
   build.graph = options_.collection.graph;
   build.code = options_.collection.code;
   if (how == GraphBuild::kQuick) {
     build.graph.build_list_size = std::max<uint32_t>(1, build.graph.build_list_size / 2);
   }
-  const std::string path = SegmentPath(number);
   SHOAL_RETURN_IF_ERROR(BuildSegment(fs_, options_.pool, path, contents, build, stats));
   absl::StatusOr<std::shared_ptr<Segment>> segment = OpenSegment(path);
   if (!segment.ok()) (void)fs_->RemoveFile(path);
@@ -95,6 +101,7 @@ absl::Status Shard::RunFlushes() {
     flush_retry_scheduled_ = false;
   }
   absl::Status s;
+  bool flushed = false;
   while (true) {
     {
       MutexLock lock(&mu_);
@@ -106,7 +113,11 @@ absl::Status Shard::RunFlushes() {
       s = absl::ResourceExhaustedError("out of memory while flushing a memtable");
     }
     if (!s.ok()) break;
+    flushed = true;
   }
+  // Before flush_running_ drops: Close waits for it, so the collection is
+  // still there.
+  if (flushed && options_.after_flush) options_.after_flush();
   MutexLock lock(&mu_);
   flush_running_ = false;
   flush_status_ = s;
@@ -129,7 +140,10 @@ void Shard::FlushedLocked(const FrozenSource& f) {
 }
 
 std::vector<SegmentSource> Shard::FlushFoldInputsLocked(const FrozenSource& f) const {
-  if (options_.compactor == nullptr || !options_.db.compaction.automatic) return {};
+  if (options_.compactor == nullptr || !options_.db.compaction.automatic ||
+      CollectionFolds()) {
+    return {};
+  }
   // A bulk part in flight has a sequence below f's (it froze the memtable
   // before f, or f itself): the merged segment would rank f above the
   // inputs and so above the bulk segment, whose data is newer than the
@@ -304,6 +318,14 @@ absl::Status Shard::BuildBulk(BulkPart* part, std::span<const uint64_t> ids,
   part->path = SegmentPath(part->number);
   part->meta = SegmentMeta{part->number, part->sequence, part->sequence, ids.size(), 0};
   return absl::OkStatus();
+}
+
+void Shard::ReleaseSegmentFile(const SegmentMeta& meta) {
+  if (!meta.shared) {
+    (void)fs_->RemoveFile(SegmentPath(meta.number));
+  } else if (options_.release_shared) {
+    options_.release_shared(meta.number);
+  }
 }
 
 void Shard::DiscardBulk(const BulkPart& part, bool keep_file) {

@@ -10,6 +10,7 @@
 #include <functional>
 
 #include "absl/strings/str_cat.h"
+#include "util/hash.h"
 #include "util/status_macros.h"
 
 namespace shoal {
@@ -50,37 +51,42 @@ absl::Status Shard::Get(uint64_t id, std::vector<float>* out) const {
   return absl::OkStatus();
 }
 
-absl::Status Shard::Search(const float* query, const SearchOptions& options,
-                           TopK* top) const {
-  timing::Scope timing("search",
-                       "collection,shard,k,list_size,sources(kind:us:hops:distances:sectors)");
-  std::string sources;  // with timing: "kind:us:hops:distances:sectors;..."
-  std::shared_ptr<const MemTable> active;
-  SourceSnapshot older;
-  {
-    ReaderMutexLock lock(&mu_);
-    // The active memtable is the newest source: nothing hides its vectors.
-    active_->Search(metric(), query, top);
-    if (timing::kEnabled) {
-      absl::StrAppend(&sources, "memtable:", timing.Lap(), ":0:", active_->live_count(), ":0");
-    }
-    active = active_;
-    older = sources_.Snapshot();
-  }
+Shard::View Shard::TakeView() const {
+  ReaderMutexLock lock(&mu_);
+  return View{active_, sources_.Snapshot()};
+}
+
+bool Shard::VisibleAt(const View& view, uint64_t id, size_t i, absl::Status* status) const {
   // An id offered by older source i is hidden when the active memtable or a
   // source newer than i holds it (as a vector or a tombstone). A lookup that
   // fails (a damaged segment) hides the id and fails the search.
+  const float* v;
+  {
+    ReaderMutexLock lock(&mu_);  // the active memtable takes writes
+    if (view.active->Get(id, &v) != MemTable::Lookup::kAbsent) return false;
+  }
+  absl::StatusOr<SourceSnapshot::Lookup> held = view.older.Find(id, i, nullptr);
+  if (!held.ok() && status->ok()) *status = held.status();
+  return held.ok() && *held == SourceSnapshot::Lookup::kAbsent;
+}
+
+absl::Status Shard::Search(const View& view, const float* query, const SearchOptions& options,
+                           TopK* top, bool skip_shared) const {
+  timing::Scope timing("search",
+                       "collection,shard,k,list_size,sources(kind:us:hops:distances:sectors)");
+  std::string sources;  // with timing: "kind:us:hops:distances:sectors;..."
+  {
+    ReaderMutexLock lock(&mu_);
+    // The active memtable is the newest source: nothing hides its vectors.
+    view.active->Search(metric(), query, top);
+  }
+  if (timing::kEnabled) {
+    absl::StrAppend(&sources, "memtable:", timing.Lap(), ":0:", view.active->live_count(),
+                    ":0");
+  }
+  const SourceSnapshot& older = view.older;
   absl::Status lookup_status;
-  auto visible = [&](uint64_t id, size_t i) {
-    const float* v;
-    {
-      ReaderMutexLock lock(&mu_);  // the active memtable takes writes
-      if (active->Get(id, &v) != MemTable::Lookup::kAbsent) return false;
-    }
-    absl::StatusOr<SourceSnapshot::Lookup> held = older.Find(id, i, nullptr);
-    if (!held.ok() && lookup_status.ok()) lookup_status = held.status();
-    return held.ok() && *held == SourceSnapshot::Lookup::kAbsent;
-  };
+  auto visible = [&](uint64_t id, size_t i) { return VisibleAt(view, id, i, &lookup_status); };
   // Several segments share the work of one list: each is searched with a
   // list in proportion to its size against the largest (at least k, or L
   // when L is below k: the smaller segments are not searched harder). The
@@ -99,7 +105,7 @@ absl::Status Shard::Search(const float* query, const SearchOptions& options,
         absl::StrAppend(&sources, ";frozen:", timing.Lap(), ":0:", source.mem->live_count(),
                         ":0");
       }
-    } else {
+    } else if (!(skip_shared && source.shared)) {
       SegmentSearchStats stats;
       SearchOptions share = options;
       if (largest > 0) {
@@ -109,9 +115,16 @@ absl::Status Shard::Search(const float* query, const SearchOptions& options,
             std::min(options.k, options.list_size),
             static_cast<uint32_t>(std::ceil(options.list_size * fraction)));
       }
+      // A shared segment searched from one shard offers that shard's
+      // entries only.
+      const uint32_t shard_count = options_.collection.shard_count;
       const absl::Status searched = source.segment->Search(
-          query, share, [&](uint64_t id, uint64_t) { return visible(id, i); }, top,
-          timing::kEnabled || options.stats != nullptr ? &stats : nullptr);
+          query, share,
+          [&](uint64_t id, uint64_t) {
+            return (!source.shared || ShardOf(id, shard_count) == options_.index) &&
+                   visible(id, i);
+          },
+          top, timing::kEnabled || options.stats != nullptr ? &stats : nullptr);
       if (options.stats != nullptr) AddSegmentStats(stats, options.stats);
       SHOAL_RETURN_IF_ERROR(searched);
       if (timing::kEnabled) {
@@ -123,6 +136,34 @@ absl::Status Shard::Search(const float* query, const SearchOptions& options,
   }
   timing.Line(options_.collection_name, options_.index, options.k, options.list_size, sources);
   return absl::OkStatus();
+}
+
+absl::Status Shard::SearchShared(std::span<const Shard* const> shards,
+                                 std::span<const View> views, const Segment* segment,
+                                 const float* query, const SearchOptions& options, TopK* top) {
+  // Where each shard's view holds the segment (a shard whose merges took
+  // its entries out of it no longer names it: they are elsewhere now).
+  constexpr size_t kNone = ~size_t{0};
+  std::vector<size_t> at(shards.size(), kNone);
+  for (size_t s = 0; s < shards.size(); ++s) {
+    const std::vector<SourceSnapshot::Source>& sources = views[s].older.sources();
+    for (size_t i = 0; i < sources.size(); ++i) {
+      if (sources[i].segment.get() == segment) at[s] = i;
+    }
+  }
+  absl::Status lookup_status;
+  const uint32_t shard_count = static_cast<uint32_t>(shards.size());
+  SegmentSearchStats stats;
+  const absl::Status searched = segment->Search(
+      query, options,
+      [&](uint64_t id, uint64_t) {
+        const uint32_t s = ShardOf(id, shard_count);
+        return at[s] != kNone && shards[s]->VisibleAt(views[s], id, at[s], &lookup_status);
+      },
+      top, options.stats != nullptr ? &stats : nullptr);
+  if (options.stats != nullptr) AddSegmentStats(stats, options.stats);
+  SHOAL_RETURN_IF_ERROR(searched);
+  return lookup_status;
 }
 
 }  // namespace shoal

@@ -19,6 +19,19 @@ namespace shoal {
 absl::Status Shard::OpenSegments() {
   MutexLock lock(&mu_);
   for (const SegmentMeta& meta : options_.meta.segments) {
+    if (meta.shared) {
+      // Opened once by the collection, for all the shards that name it.
+      std::shared_ptr<Segment> shared;
+      if (options_.shared_segments != nullptr) {
+        const auto it = options_.shared_segments->find(meta.number);
+        if (it != options_.shared_segments->end()) shared = it->second;
+      }
+      if (shared == nullptr) {
+        return absl::InternalError(absl::StrCat("shared segment ", meta.number, " not opened"));
+      }
+      sources_.AddSegment({std::move(shared), meta});
+      continue;
+    }
     SHOAL_ASSIGN_OR_RETURN(
         std::shared_ptr<Segment> segment,
         OpenSegment(SegmentPath(meta.number)));

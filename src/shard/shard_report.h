@@ -6,6 +6,7 @@
 #define SHOAL_SRC_SHARD_SHARD_REPORT_H_
 
 #include <cstdint>
+#include <vector>
 
 namespace shoal {
 
@@ -14,6 +15,9 @@ struct ShardReport {
   uint64_t memtable_bytes = 0;    // active + frozen memtables
   uint64_t frozen_memtables = 0;
   uint64_t segments = 0;
+  // The numbers of the shared segments among them (one graph for several
+  // shards, in the collection's directory; other shards name them too).
+  std::vector<uint64_t> shared_segments;
   uint64_t segment_vectors = 0;   // vectors stored in segments (all versions)
   uint64_t deleted = 0;           // tombstones in memtables and segments
   // Vectors stored in memtables and segments (every version), and those

@@ -152,10 +152,10 @@ SourceSnapshot SourceSet::Snapshot() const {
   SourceSnapshot snapshot;
   snapshot.sources_.reserve(frozen_.size() + segments_.size());
   for (const FrozenSource& f : frozen_) {
-    snapshot.sources_.push_back({f.mem, nullptr, f.max_sequence});
+    snapshot.sources_.push_back({f.mem, nullptr, f.max_sequence, false});
   }
   for (const SegmentSource& s : segments_) {
-    snapshot.sources_.push_back({nullptr, s.segment, s.meta.max_sequence});
+    snapshot.sources_.push_back({nullptr, s.segment, s.meta.max_sequence, s.meta.shared});
   }
   // Stable: a bulk segment and a memtable never share a max_sequence, but
   // the order of equal ranks stays as added.

@@ -59,6 +59,7 @@ class SourceSnapshot {
     std::shared_ptr<const MemTable> mem;  // a frozen memtable, or
     std::shared_ptr<Segment> segment;     // a segment
     uint64_t max_sequence = 0;
+    bool shared = false;                  // a shared segment (SegmentMeta::shared)
   };
   enum class Lookup { kAbsent, kLive, kDeleted };
 

@@ -161,7 +161,13 @@ absl::Status CheckNoFileLeaked(DB& db, const std::string& path) {
   SHOAL_ASSIGN_OR_RETURN(std::vector<CollectionReport> stats, CollectStats(db));
   uint64_t named = 0;
   for (const CollectionReport& c : stats) {
-    for (const ShardReport& shard : c.shards) named += shard.segments;
+    // A shared segment is one file, however many shards name it.
+    std::set<uint64_t> shared;
+    for (const ShardReport& shard : c.shards) {
+      named += shard.segments - shard.shared_segments.size();
+      shared.insert(shard.shared_segments.begin(), shard.shared_segments.end());
+    }
+    named += shared.size();
   }
   uint64_t on_disk = 0;
   for (const auto& e : std::filesystem::recursive_directory_iterator(path)) {

@@ -1,0 +1,179 @@
+// Copyright 2026 The shoal Authors.
+//
+// One graph for several shards: a bulk load of a small collection written
+// as one shared segment (BuildSharedBulk), and the fold across shards that
+// merges every shard's segments into one shared segment (FoldAcross).
+// docs/architecture.md, "One graph while small", says why.
+
+#include <algorithm>
+
+#include "absl/cleanup/cleanup.h"
+#include "absl/container/flat_hash_set.h"
+#include "shard/shard.h"
+#include "util/hash.h"
+#include "util/status_macros.h"
+#include "version/filename.h"
+
+namespace shoal {
+
+absl::Status Shard::BuildSharedBulk(std::span<Shard* const> shards, std::span<BulkPart> parts,
+                                    std::span<const size_t> counts,
+                                    std::span<const uint64_t> ids, const float* vectors,
+                                    const std::string& dir, SegmentBuildStats* stats) {
+  std::vector<uint64_t> sequences;
+  sequences.reserve(ids.size());
+  for (size_t j = 0; j < parts.size(); ++j) {
+    sequences.insert(sequences.end(), counts[j], parts[j].sequence);
+  }
+  const uint64_t number = parts.front().number;
+  const std::string path = JoinPath(dir, SegmentFileName(number));
+  SHOAL_ASSIGN_OR_RETURN(
+      std::shared_ptr<Segment> segment,
+      shards.front()->WriteSegmentAt(path, shards.front()->Contents(ids, sequences, vectors),
+                                     stats));
+  for (size_t j = 0; j < parts.size(); ++j) {
+    parts[j].segment = segment;
+    parts[j].path = path;
+    parts[j].meta = SegmentMeta{number, parts[j].sequence, parts[j].sequence, counts[j], 0,
+                                /*shared=*/true};
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Shard::FoldAcross(std::span<Shard* const> shards, const std::string& dir) {
+  timing::Scope timing("fold_across",
+                       "collection,shards,inputs,vectors,seeded,collect_us,insert_us,"
+                       "write_us,publish_us,total_us");
+  for (Shard* shard : shards) shard->compact_mu_.Lock();
+  absl::Cleanup unlock = [&] {
+    for (size_t s = shards.size(); s-- > 0;) shards[s]->compact_mu_.Unlock();
+  };
+  const uint32_t shard_count = static_cast<uint32_t>(shards.size());
+  std::vector<std::vector<SegmentSource>> inputs(shard_count);
+  absl::flat_hash_set<const Segment*> distinct;
+  bool any_own = false;  // an input that is not shared
+  const SegmentSource* largest = nullptr;
+  for (uint32_t s = 0; s < shard_count; ++s) {
+    ReaderMutexLock lock(&shards[s]->mu_);
+    if (shards[s]->closing_) return absl::OkStatus();
+    inputs[s] = shards[s]->sources_.CompactionInputs(shards[s]->CompactionLimitLocked());
+    for (const SegmentSource& in : inputs[s]) {
+      distinct.insert(in.segment.get());
+      any_own = any_own || !in.meta.shared;
+      if (largest == nullptr || in.segment->vector_count() > largest->segment->vector_count()) {
+        largest = &in;
+      }
+    }
+  }
+  // Nothing to gain: one shared segment already (shared segments hold no
+  // tombstones), or no segment at all.
+  if (distinct.empty() || (distinct.size() == 1 && !any_own)) return absl::OkStatus();
+  Shard& first = *shards.front();
+  const bool reuse = MergeReusesGraph(*largest->segment, first.options_.collection.graph);
+  const Segment* base = largest->segment.get();
+  GraphSeed seed;
+  if (reuse) {
+    seed.segment = base;
+    seed.row_of_node.assign(base->vector_count(), GraphSeed::kDroppedNode);
+  }
+  const size_t dim = first.dim();
+  std::vector<uint64_t> ids, sequences;
+  std::vector<float> rows;
+  std::vector<SegmentMeta> metas(shard_count);
+  // Shard by shard, newest input first: the first input that names an id
+  // decides it (ids are disjoint across shards). A tombstone hides its id in
+  // the inputs older than its own; none is kept, since each shard's inputs
+  // start at its oldest segment.
+  for (uint32_t s = 0; s < shard_count; ++s) {
+    if (inputs[s].empty()) continue;
+    absl::flat_hash_set<uint64_t> seen;
+    std::vector<uint64_t> hidden_here;
+    const size_t begin = ids.size();
+    auto mine = [&](const SegmentSource& in, uint64_t id) {
+      return !in.meta.shared || ShardOf(id, shard_count) == s;
+    };
+    auto add = [&](uint64_t id, uint64_t sequence, const float* v) {
+      if (!seen.insert(id).second) return false;
+      ids.push_back(id);
+      sequences.push_back(sequence);
+      rows.insert(rows.end(), v, v + dim);
+      return true;
+    };
+    for (size_t i = inputs[s].size(); i-- > 0;) {
+      const SegmentSource& in = inputs[s][i];
+      hidden_here.clear();
+      in.segment->ForEachTombstone([&](uint64_t id, uint64_t) {
+        if (mine(in, id)) hidden_here.push_back(id);
+      });
+      if (reuse && in.segment.get() == base) {
+        SHOAL_RETURN_IF_ERROR(in.segment->ForEachNode(
+            [&](uint32_t node, uint64_t id, uint64_t sequence, const float* v,
+                std::span<const uint32_t>) {
+              if (!mine(in, id)) return;
+              const uint32_t row = static_cast<uint32_t>(ids.size());
+              if (add(id, sequence, v)) seed.row_of_node[node] = row;
+            }));
+      } else {
+        SHOAL_RETURN_IF_ERROR(
+            in.segment->ForEachVector([&](uint64_t id, uint64_t sequence, const float* v) {
+              if (mine(in, id)) (void)add(id, sequence, v);
+            }));
+      }
+      seen.insert(hidden_here.begin(), hidden_here.end());
+    }
+    SegmentMeta& meta = metas[s];
+    meta.min_sequence = inputs[s].front().meta.min_sequence;
+    meta.max_sequence = inputs[s].front().meta.max_sequence;
+    for (const SegmentSource& in : inputs[s]) {
+      meta.min_sequence = std::min(meta.min_sequence, in.meta.min_sequence);
+      meta.max_sequence = std::max(meta.max_sequence, in.meta.max_sequence);
+    }
+    meta.vectors = ids.size() - begin;
+    meta.shared = true;
+  }
+  const int64_t collect_us = timing.Lap();
+  const uint64_t number = first.options_.manifest->NewFileNumber();
+  for (SegmentMeta& meta : metas) meta.number = number;
+  SegmentContents contents = first.Contents(ids, sequences, rows.data());
+  // Only a graph that loses no node is extended (MergeSegments says why).
+  if (reuse && std::find(seed.row_of_node.begin(), seed.row_of_node.end(),
+                         GraphSeed::kDroppedNode) == seed.row_of_node.end()) {
+    contents.seed = &seed;
+  }
+  const std::string path = JoinPath(dir, SegmentFileName(number));
+  SegmentBuildStats build;
+  SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Segment> segment,
+                         first.WriteSegmentAt(path, contents, &build));
+  (void)timing.Lap();
+  std::vector<ShardEdit> edits;
+  for (uint32_t s = 0; s < shard_count; ++s) {
+    if (inputs[s].empty()) continue;
+    ShardEdit edit;
+    edit.shard = s;
+    edit.add.push_back(metas[s]);
+    for (const SegmentSource& in : inputs[s]) edit.remove.push_back(in.meta.number);
+    edits.push_back(std::move(edit));
+  }
+  SHOAL_RETURN_IF_ERROR(PublishSegments(first.fs_, first.options_.manifest,
+                                        first.options_.collection_name,
+                                        first.options_.collection_incarnation, edits,
+                                        {&path, 1}));
+  for (const ShardEdit& edit : edits) {
+    Shard& shard = *shards[edit.shard];
+    MutexLock lock(&shard.mu_);
+    shard.sources_.ReplaceSegments(edit.remove, {segment, metas[edit.shard]});
+  }
+  // Readers holding the old segments keep them; the files go now (a shared
+  // one once no shard names it, which is now unless a shard could not take
+  // it in).
+  for (uint32_t s = 0; s < shard_count; ++s) {
+    for (const SegmentSource& in : inputs[s]) shards[s]->ReleaseSegmentFile(in.meta);
+  }
+  auto us = [](double seconds) { return static_cast<int64_t>(seconds * 1e6); };
+  timing.Line(first.options_.collection_name, shard_count, distinct.size(), ids.size(),
+              build.seeded_nodes, collect_us, us(build.insert_seconds),
+              us(build.write_seconds), timing.Lap(), timing.Total());
+  return absl::OkStatus();
+}
+
+}  // namespace shoal
