@@ -99,6 +99,20 @@ absl::StatusOr<std::unique_ptr<Collection>> Collection::Open(
     so.shared_segments = &c->shared_at_open_;
     so.collection_folds = [c = c.get()] { return c->folds_.load(std::memory_order_acquire); };
     so.after_flush = [c = c.get()] { c->UpdateFoldMode(); };
+    so.fold_flush = [c = c.get()](Shard* flushing) -> absl::StatusOr<bool> {
+      // While the collection opens, shards_ is not whole yet; once it
+      // closes, each shard flushes its own.
+      if (!c->open_.load(std::memory_order_acquire)) return false;
+      {
+        MutexLock lock(&c->fold_mu_);
+        if (c->folds_stopped_) return false;
+      }
+      std::vector<Shard*> all;
+      for (auto& shard : c->shards_) all.push_back(shard.get());
+      bool flushed = false;
+      SHOAL_RETURN_IF_ERROR(Shard::FoldAcross(all, c->dir_, flushing, &flushed));
+      return flushed;
+    };
     so.release_shared = [c = c.get()](uint64_t number) { c->ReleaseShared(number); };
     absl::StatusOr<std::unique_ptr<Shard>> shard =
         Shard::Open(context.fs, JoinPath(dir, ShardDirName(static_cast<uint32_t>(i))), so);

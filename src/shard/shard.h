@@ -61,6 +61,8 @@
 
 namespace shoal {
 
+class Shard;
+
 // What a shard is opened with: its database's and its collection's options
 // as they are (no field copied), who it is, and what it shares with the
 // other shards of its database (pointers not owned; they outlive it).
@@ -105,6 +107,12 @@ struct ShardOptions {
   // Called after flushes published segments (not under any shard lock). May
   // be empty.
   std::function<void()> after_flush;
+  // While collection_folds(): flushes the shard's oldest frozen memtable by
+  // a fold across the shards (FoldAcross with it as `flushing`), so that
+  // its vectors go into the collection's graph once instead of a graph of
+  // their own first. Returns whether it did (false: the shard flushes it
+  // itself, e.g. while the collection opens). May be empty (never).
+  std::function<absl::StatusOr<bool>(Shard*)> fold_flush;
   // Called once this shard's manifest entry no longer names shared segment
   // `number`: the collection removes the file when no shard names it. May
   // be empty.
@@ -245,9 +253,15 @@ class Shard {
   // largest input's graph is extended when it loses no node
   // (MergeReusesGraph), else the graph is built afresh. Takes every shard's
   // compaction lock, in index order. Does nothing when the inputs are
-  // already one shared segment, or a shard is closing.
+  // already one shared segment, or a shard is closing. `flushing` (may be
+  // null): a shard of `shards` whose flush this is: its oldest frozen
+  // memtable joins as its newest input and is flushed by the fold (unless a
+  // bulk part is in flight there, or a shard is closing; then it stays, for
+  // a flush of its own). *flushed (may be null): whether it was flushed.
   [[nodiscard]] static absl::Status FoldAcross(std::span<Shard* const> shards,
-                                               const std::string& dir)
+                                               const std::string& dir,
+                                               Shard* flushing = nullptr,
+                                               bool* flushed = nullptr)
       ABSL_NO_THREAD_SAFETY_ANALYSIS;  // locks every shard
   // Forgets a part that will not be installed and removes its segment file,
   // unless `keep_file` (a manifest write in doubt may name it).

@@ -158,6 +158,20 @@ std::vector<SegmentSource> Shard::FlushFoldInputsLocked(const FrozenSource& f) c
 }
 
 absl::Status Shard::FlushOldest() {
+  if (options_.fold_flush && CollectionFolds()) {
+    bool bulk_in_flight;
+    {
+      MutexLock lock(&mu_);
+      if (sources_.frozen().empty()) return absl::OkStatus();
+      bulk_in_flight = !pending_bulk_.empty();
+    }
+    // Into the collection's one graph (a bulk part in flight ranks below
+    // the memtable: then a plain flush, below).
+    if (!bulk_in_flight) {
+      SHOAL_ASSIGN_OR_RETURN(const bool folded, options_.fold_flush(this));
+      if (folded) return absl::OkStatus();
+    }
+  }
   // A fold at flush time needs compact_mu_ (one merge at a time); when a
   // merge holds it, this is a plain flush and the fold comes after.
   if (compact_mu_.TryLock()) {

@@ -6,6 +6,7 @@
 // docs/architecture.md, "One graph while small", says why.
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_set.h"
@@ -40,7 +41,9 @@ absl::Status Shard::BuildSharedBulk(std::span<Shard* const> shards, std::span<Bu
   return absl::OkStatus();
 }
 
-absl::Status Shard::FoldAcross(std::span<Shard* const> shards, const std::string& dir) {
+absl::Status Shard::FoldAcross(std::span<Shard* const> shards, const std::string& dir,
+                               Shard* flushing, bool* flushed) {
+  if (flushed != nullptr) *flushed = false;
   timing::Scope timing("fold_across",
                        "collection,shards,inputs,vectors,seeded,collect_us,insert_us,"
                        "write_us,publish_us,total_us");
@@ -53,10 +56,21 @@ absl::Status Shard::FoldAcross(std::span<Shard* const> shards, const std::string
   absl::flat_hash_set<const Segment*> distinct;
   bool any_own = false;  // an input that is not shared
   const SegmentSource* largest = nullptr;
+  // The flushing shard's oldest frozen memtable, merged in as its newest
+  // input and flushed by the fold (as FlushOldest folds one into a shard's
+  // own segments). Not while a bulk part is in flight there: its sequence
+  // is below the memtable's, so the merged segment would rank above it.
+  std::optional<FrozenSource> memtable;
+  uint32_t memtable_shard = 0;
   for (uint32_t s = 0; s < shard_count; ++s) {
     ReaderMutexLock lock(&shards[s]->mu_);
     if (shards[s]->closing_) return absl::OkStatus();
     inputs[s] = shards[s]->sources_.CompactionInputs(shards[s]->CompactionLimitLocked());
+    if (shards[s] == flushing && !shards[s]->sources_.frozen().empty() &&
+        shards[s]->pending_bulk_.empty()) {
+      memtable = shards[s]->sources_.frozen().front();
+      memtable_shard = s;
+    }
     for (const SegmentSource& in : inputs[s]) {
       distinct.insert(in.segment.get());
       any_own = any_own || !in.meta.shared;
@@ -67,10 +81,13 @@ absl::Status Shard::FoldAcross(std::span<Shard* const> shards, const std::string
   }
   // Nothing to gain: one shared segment already (shared segments hold no
   // tombstones), or no segment at all.
-  if (distinct.empty() || (distinct.size() == 1 && !any_own)) return absl::OkStatus();
+  if (!memtable && (distinct.empty() || (distinct.size() == 1 && !any_own))) {
+    return absl::OkStatus();
+  }
   Shard& first = *shards.front();
-  const bool reuse = MergeReusesGraph(*largest->segment, first.options_.collection.graph);
-  const Segment* base = largest->segment.get();
+  const bool reuse = largest != nullptr &&
+                     MergeReusesGraph(*largest->segment, first.options_.collection.graph);
+  const Segment* base = reuse ? largest->segment.get() : nullptr;
   GraphSeed seed;
   if (reuse) {
     seed.segment = base;
@@ -85,7 +102,8 @@ absl::Status Shard::FoldAcross(std::span<Shard* const> shards, const std::string
   // the inputs older than its own; none is kept, since each shard's inputs
   // start at its oldest segment.
   for (uint32_t s = 0; s < shard_count; ++s) {
-    if (inputs[s].empty()) continue;
+    const bool with_memtable = memtable && memtable_shard == s;
+    if (inputs[s].empty() && !with_memtable) continue;
     absl::flat_hash_set<uint64_t> seen;
     std::vector<uint64_t> hidden_here;
     const size_t begin = ids.size();
@@ -99,6 +117,14 @@ absl::Status Shard::FoldAcross(std::span<Shard* const> shards, const std::string
       rows.insert(rows.end(), v, v + dim);
       return true;
     };
+    if (with_memtable) {
+      // Its entries take the memtable's newest sequence, as a flush gives
+      // them.
+      const uint64_t sequence = memtable->max_sequence;
+      memtable->mem->ForEach([&](uint64_t id, const float* v) { (void)add(id, sequence, v); },
+                             [&](uint64_t id) { hidden_here.push_back(id); });
+      seen.insert(hidden_here.begin(), hidden_here.end());
+    }
     for (size_t i = inputs[s].size(); i-- > 0;) {
       const SegmentSource& in = inputs[s][i];
       hidden_here.clear();
@@ -122,8 +148,8 @@ absl::Status Shard::FoldAcross(std::span<Shard* const> shards, const std::string
       seen.insert(hidden_here.begin(), hidden_here.end());
     }
     SegmentMeta& meta = metas[s];
-    meta.min_sequence = inputs[s].front().meta.min_sequence;
-    meta.max_sequence = inputs[s].front().meta.max_sequence;
+    meta.min_sequence = with_memtable ? memtable->min_sequence : ~uint64_t{0};
+    meta.max_sequence = with_memtable ? memtable->max_sequence : 0;
     for (const SegmentSource& in : inputs[s]) {
       meta.min_sequence = std::min(meta.min_sequence, in.meta.min_sequence);
       meta.max_sequence = std::max(meta.max_sequence, in.meta.max_sequence);
@@ -147,11 +173,13 @@ absl::Status Shard::FoldAcross(std::span<Shard* const> shards, const std::string
   (void)timing.Lap();
   std::vector<ShardEdit> edits;
   for (uint32_t s = 0; s < shard_count; ++s) {
-    if (inputs[s].empty()) continue;
+    const bool with_memtable = memtable && memtable_shard == s;
+    if (inputs[s].empty() && !with_memtable) continue;
     ShardEdit edit;
     edit.shard = s;
     edit.add.push_back(metas[s]);
     for (const SegmentSource& in : inputs[s]) edit.remove.push_back(in.meta.number);
+    if (with_memtable) edit.flushed_sequence = memtable->max_sequence;
     edits.push_back(std::move(edit));
   }
   SHOAL_RETURN_IF_ERROR(PublishSegments(first.fs_, first.options_.manifest,
@@ -162,6 +190,11 @@ absl::Status Shard::FoldAcross(std::span<Shard* const> shards, const std::string
     Shard& shard = *shards[edit.shard];
     MutexLock lock(&shard.mu_);
     shard.sources_.ReplaceSegments(edit.remove, {segment, metas[edit.shard]});
+    if (memtable && memtable_shard == edit.shard) shard.FlushedLocked(*memtable);
+  }
+  if (memtable) {
+    shards[memtable_shard]->RemoveLogFilesUpTo(memtable->last_wal_number);
+    if (flushed != nullptr) *flushed = true;
   }
   // Readers holding the old segments keep them; the files go now (a shared
   // one once no shard names it, which is now unless a shard could not take

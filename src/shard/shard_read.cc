@@ -153,17 +153,36 @@ absl::Status Shard::SearchShared(std::span<const Shard* const> shards,
   }
   absl::Status lookup_status;
   const uint32_t shard_count = static_cast<uint32_t>(shards.size());
-  SegmentSearchStats stats;
-  const absl::Status searched = segment->Search(
-      query, options,
-      [&](uint64_t id, uint64_t) {
-        const uint32_t s = ShardOf(id, shard_count);
-        return at[s] != kNone && shards[s]->VisibleAt(views[s], id, at[s], &lookup_status);
-      },
-      top, options.stats != nullptr ? &stats : nullptr);
-  if (options.stats != nullptr) AddSegmentStats(stats, options.stats);
-  SHOAL_RETURN_IF_ERROR(searched);
-  return lookup_status;
+  // The walk's list holds max(L, k) nodes: where newer versions or deletes
+  // hide some of them, it offers fewer than k. One graph for several shards
+  // is all there is of their older data, so the walk then goes again with
+  // a list twice as long (into a fresh top-k) until k are visible or the
+  // list holds the whole segment.
+  SearchOptions walk = options;
+  TopK mine(options.k);
+  while (true) {
+    size_t offered = 0;
+    SegmentSearchStats stats;
+    const absl::Status searched = segment->Search(
+        query, walk,
+        [&](uint64_t id, uint64_t) {
+          const uint32_t s = ShardOf(id, shard_count);
+          const bool visible =
+              at[s] != kNone && shards[s]->VisibleAt(views[s], id, at[s], &lookup_status);
+          offered += visible;
+          return visible;
+        },
+        &mine, options.stats != nullptr ? &stats : nullptr);
+    if (options.stats != nullptr) AddSegmentStats(stats, options.stats);
+    SHOAL_RETURN_IF_ERROR(searched);
+    SHOAL_RETURN_IF_ERROR(lookup_status);
+    const uint64_t list = std::max(walk.list_size, walk.k);
+    if (offered >= options.k || list >= segment->vector_count()) break;
+    walk.list_size = static_cast<uint32_t>(std::min<uint64_t>(2 * list, segment->vector_count()));
+    mine = TopK(options.k);
+  }
+  for (const Neighbor& n : mine.Take()) top->Push(n.id, n.distance);
+  return absl::OkStatus();
 }
 
 }  // namespace shoal
