@@ -534,13 +534,13 @@ std::vector<IoCase> Cases() {
     };
   }
   {
-    // A collection that grows past one graph: each shard merges its own
-    // entries out of the shared segment, which goes once none names it.
+    // A collection that grows past one graph: the shards merge their own
+    // segments again (the background leaves the shared one as it is), and
+    // Compact takes each shard's entries out of the shared segment, which
+    // goes once none names it.
     IoCase& c = add_merge("GrowsPastOneGraph");
     c.compaction.one_graph_max_vectors = 40;
-    // Any two segments of a shard merge (the flush's and the shared one,
-    // whichever is larger).
-    c.compaction.min_merge_width = 2;
+    c.compaction.min_merge_width = 2;  // any two segments of a shard merge
     c.compaction.size_ratio = 1e9;
     c.setup = [](DB& db, Tracker* t) {
       PutRange(db, t, "default", 0, 30);
@@ -549,15 +549,17 @@ std::vector<IoCase> Cases() {
     };
     c.call = [](DB& db, Tracker* t) {
       // The first flush still folds (the count passes the limit with it);
-      // the second is each shard's own.
-      for (uint64_t id = 30; id < 60; ++id) {
+      // the next ones are each shard's own.
+      for (uint64_t id = 30; id < 70; ++id) {
         absl::Status s = t->Put(db, "default", id, Vec(id * 7 + 1));
         if (!s.ok()) return s;
-        if (id == 49) {
+        if (id == 49 || id == 59) {
           s = t->NoEffect(db.Flush());
           if (!s.ok()) return s;
         }
       }
+      absl::Status s = t->NoEffect(db.Compact());
+      if (!s.ok()) return s;
       return FlushAndWaitFor(db, t, [](const ShardReport& s) {
         return s.segments == 1 && s.shared_segments.empty();
       });

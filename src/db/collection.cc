@@ -110,7 +110,8 @@ absl::StatusOr<std::unique_ptr<Collection>> Collection::Open(
       std::vector<Shard*> all;
       for (auto& shard : c->shards_) all.push_back(shard.get());
       bool flushed = false;
-      SHOAL_RETURN_IF_ERROR(Shard::FoldAcross(all, c->dir_, flushing, &flushed));
+      SHOAL_RETURN_IF_ERROR(
+          Shard::FoldAcross(all, c->dir_, c->compaction_.fold_ratio, flushing, &flushed));
       return flushed;
     };
     so.release_shared = [c = c.get()](uint64_t number) { c->ReleaseShared(number); };
@@ -583,7 +584,7 @@ absl::Status Collection::Compact() {
   SHOAL_RETURN_IF_ERROR(Flush());
   std::vector<Shard*> shards;
   for (auto& shard : shards_) shards.push_back(shard.get());
-  return Shard::FoldAcross(shards, dir_);
+  return Shard::FoldAcross(shards, dir_, /*ratio=*/0);
 }
 
 absl::Status Collection::WaitForCompact() {

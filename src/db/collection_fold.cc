@@ -82,8 +82,13 @@ void Collection::RunFold() {
   if (folds_.load(std::memory_order_acquire)) {
     std::vector<Shard*> shards;
     for (auto& shard : shards_) shards.push_back(shard.get());
+    // The quiescent ratio once no shard holds unflushed writes, as a
+    // shard's own background fold (CompactionOptions).
+    bool quiescent = true;
+    for (auto& shard : shards_) quiescent = quiescent && shard->Quiescent();
     try {
-      s = Shard::FoldAcross(shards, dir_);
+      s = Shard::FoldAcross(shards, dir_,
+                            quiescent ? compaction_.quiescent_fold_ratio : compaction_.fold_ratio);
     } catch (const std::bad_alloc&) {
       s = absl::ResourceExhaustedError("out of memory while folding the shards' segments");
     }

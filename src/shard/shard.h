@@ -253,13 +253,16 @@ class Shard {
   // largest input's graph is extended when it loses no node
   // (MergeReusesGraph), else the graph is built afresh. Takes every shard's
   // compaction lock, in index order. Does nothing when the inputs are
-  // already one shared segment, or a shard is closing. `flushing` (may be
+  // already one shared segment, or a shard is closing, or when the data
+  // newer than the largest input (its vectors; the others' vectors and
+  // tombstones, and the memtable's) is below `ratio` times it (the fold
+  // rule, CompactionOptions::fold_ratio; 0: always). `flushing` (may be
   // null): a shard of `shards` whose flush this is: its oldest frozen
   // memtable joins as its newest input and is flushed by the fold (unless a
   // bulk part is in flight there, or a shard is closing; then it stays, for
   // a flush of its own). *flushed (may be null): whether it was flushed.
   [[nodiscard]] static absl::Status FoldAcross(std::span<Shard* const> shards,
-                                               const std::string& dir,
+                                               const std::string& dir, double ratio,
                                                Shard* flushing = nullptr,
                                                bool* flushed = nullptr)
       ABSL_NO_THREAD_SAFETY_ANALYSIS;  // locks every shard
@@ -277,6 +280,8 @@ class Shard {
   void ScheduleCompaction();
   // Whether the shard's sources hold segment `number` now.
   bool NamesSegment(uint64_t number) const;
+  // Whether it holds no unflushed writes (nor a bulk part in flight).
+  bool Quiescent() const;
 
   // Returns once no flush or compaction of this shard is queued or running
   // (and no frozen memtable waits), or with the error of the last one when

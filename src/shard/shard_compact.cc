@@ -66,6 +66,11 @@ void Shard::ScheduleCompaction() {
   MaybeScheduleCompactionLocked();
 }
 
+bool Shard::Quiescent() const {
+  ReaderMutexLock lock(&mu_);
+  return active_->empty() && sources_.frozen().empty() && pending_bulk_.empty();
+}
+
 bool Shard::NamesSegment(uint64_t number) const {
   ReaderMutexLock lock(&mu_);
   for (const SegmentSource& s : sources_.segments()) {

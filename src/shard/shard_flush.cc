@@ -71,8 +71,11 @@ bool Shard::QuickFlushLocked(uint64_t vectors) const {
   if (options_.compactor == nullptr || !options_.db.compaction.automatic) return false;
   // The fold extends the largest segment's graph when it was fully built
   // (MergeReusesGraph); a flush at least that large becomes the base itself.
+  // A shared segment is a fold's base only while the collection folds.
+  const bool folds = CollectionFolds();
   for (const SegmentSource& s : sources_.segments()) {
-    if (s.meta.vectors > vectors && MergeReusesGraph(*s.segment, options_.collection.graph)) {
+    if ((!s.meta.shared || folds) && s.meta.vectors > vectors &&
+        MergeReusesGraph(*s.segment, options_.collection.graph)) {
       return true;
     }
   }
@@ -158,7 +161,8 @@ std::vector<SegmentSource> Shard::FlushFoldInputsLocked(const FrozenSource& f) c
 }
 
 absl::Status Shard::FlushOldest() {
-  if (options_.fold_flush && CollectionFolds()) {
+  if (options_.fold_flush && options_.compactor != nullptr &&
+      options_.db.compaction.automatic && CollectionFolds()) {
     bool bulk_in_flight;
     {
       MutexLock lock(&mu_);

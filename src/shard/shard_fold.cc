@@ -42,7 +42,7 @@ absl::Status Shard::BuildSharedBulk(std::span<Shard* const> shards, std::span<Bu
 }
 
 absl::Status Shard::FoldAcross(std::span<Shard* const> shards, const std::string& dir,
-                               Shard* flushing, bool* flushed) {
+                               double ratio, Shard* flushing, bool* flushed) {
   if (flushed != nullptr) *flushed = false;
   timing::Scope timing("fold_across",
                        "collection,shards,inputs,vectors,seeded,collect_us,insert_us,"
@@ -83,6 +83,20 @@ absl::Status Shard::FoldAcross(std::span<Shard* const> shards, const std::string
   // tombstones), or no segment at all.
   if (!memtable && (distinct.empty() || (distinct.size() == 1 && !any_own))) {
     return absl::OkStatus();
+  }
+  // The fold rule (SourceSet::FoldInputs), over the collection: due once
+  // the data newer than the largest input adds up to `ratio` of it. Each
+  // fold rewrites the whole graph's file, so flushes in between stay
+  // segments of their own (and their flush builds a quick graph).
+  if (largest != nullptr) {
+    uint64_t total = 0;
+    for (uint32_t s = 0; s < shard_count; ++s) {
+      for (const SegmentSource& in : inputs[s]) total += in.meta.vectors + in.meta.tombstones;
+    }
+    if (memtable) total += memtable->mem->live_count() + memtable->mem->tombstone_count();
+    const uint64_t base = largest->segment->vector_count();
+    const uint64_t newer = total > base ? total - base : 0;
+    if (static_cast<double>(newer) < ratio * static_cast<double>(base)) return absl::OkStatus();
   }
   Shard& first = *shards.front();
   const bool reuse = largest != nullptr &&

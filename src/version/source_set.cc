@@ -95,9 +95,17 @@ std::vector<SegmentSource> SourceSet::CompactionInputs(uint64_t limit) const {
   return inputs;
 }
 
+std::vector<SegmentSource> SourceSet::OwnCompactionInputs(uint64_t limit) const {
+  std::vector<SegmentSource> inputs = CompactionInputs(limit);
+  auto last_shared = std::find_if(inputs.rbegin(), inputs.rend(),
+                                  [](const SegmentSource& s) { return s.meta.shared; });
+  inputs.erase(inputs.begin(), last_shared.base());
+  return inputs;
+}
+
 std::vector<SegmentSource> SourceSet::SizeTieredInputs(uint64_t limit,
                                                        const CompactionOptions& options) const {
-  std::vector<SegmentSource> candidates = CompactionInputs(limit);
+  std::vector<SegmentSource> candidates = OwnCompactionInputs(limit);
   auto size = [](const SegmentSource& s) {
     return static_cast<double>(std::max<uint64_t>(1, s.meta.vectors + s.meta.tombstones));
   };
@@ -121,7 +129,7 @@ std::vector<SegmentSource> SourceSet::SizeTieredInputs(uint64_t limit,
 
 std::vector<SegmentSource> SourceSet::FoldInputs(uint64_t limit, double ratio,
                                                  uint64_t pending) const {
-  std::vector<SegmentSource> candidates = CompactionInputs(limit);
+  std::vector<SegmentSource> candidates = OwnCompactionInputs(limit);
   auto size = [](const SegmentSource& s) { return s.meta.vectors + s.meta.tombstones; };
   size_t largest = 0;
   for (size_t i = 1; i < candidates.size(); ++i) {

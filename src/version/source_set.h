@@ -121,14 +121,19 @@ class SourceSet {
   // ranks above any input: the caller's limit is the oldest sequence of
   // what is not a segment yet (the active memtable, bulk loads in flight).
   std::vector<SegmentSource> CompactionInputs(uint64_t limit) const;
+  // The same without the shared segments (SegmentMeta::shared) and those
+  // older than them: the background policies below merge a shard's own
+  // segments only, and leave a shared graph (several shards' entries, one
+  // walk for all) as it is. Compact() and the fold across shards take all.
+  std::vector<SegmentSource> OwnCompactionInputs(uint64_t limit) const;
   // The run the size-tiered policy merges next (CompactionOptions), among
-  // CompactionInputs(limit): a run starts at a segment and takes in older
+  // OwnCompactionInputs(limit): a run starts at a segment and takes in older
   // ones while each one's size (vectors + tombstones, at least 1) is at most
   // (1 + size_ratio) times the run's so far; the newest run of at least
   // min_merge_width segments is merged. Oldest first; empty when none is due.
   std::vector<SegmentSource> SizeTieredInputs(uint64_t limit,
                                               const CompactionOptions& options) const;
-  // The fold rule: the largest of CompactionInputs(limit) (the oldest among
+  // The fold rule: the largest of OwnCompactionInputs(limit) (the oldest among
   // equals) and every newer one of them, when those newer ones' sizes add up
   // to at least `ratio` times its size. `pending`: the size of data newer
   // than all of them that joins the fold (a memtable being flushed), counted
