@@ -8,6 +8,7 @@
 #include <memory>
 #include <numeric>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/container/flat_hash_map.h"
 #include "db/validate.h"
@@ -404,6 +405,16 @@ absl::Status Collection::BulkLoad(std::span<const uint64_t> ids,
     if (j == 0 || !one_graph) added.push_back(parts[j].path);
   }
   timing.Lap();
+  // A shared segment: no merge may see it named by some shards and not yet
+  // installed in others (it would take it for unnamed and remove the file),
+  // so every shard's merges wait until all have it.
+  if (one_graph) {
+    for (auto& shard : shards_) shard->LockMerges();
+  }
+  absl::Cleanup unlock_merges = [&] {
+    if (!one_graph) return;
+    for (size_t s = shards_.size(); s-- > 0;) shards_[s]->UnlockMerges();
+  };
   status = PublishSegments(fs_, manifest_, name_, incarnation_, edits, added);
   if (!status.ok()) {
     // PublishSegments removed the files, or kept them when in doubt.
@@ -413,6 +424,7 @@ absl::Status Collection::BulkLoad(std::span<const uint64_t> ids,
     return status;
   }
   for (size_t j = 0; j < parts.size(); ++j) shards_[part_shard[j]]->InstallBulk(parts[j]);
+  std::move(unlock_merges).Invoke();
   // Older segments join the one graph (or, past the limit, the shards
   // merge their own).
   UpdateFoldMode();
@@ -598,7 +610,15 @@ absl::Status Collection::WaitForCompact() {
 
 absl::Status Collection::SyncWal() { return ForEachShard(&Shard::SyncWal); }
 
-Collection::~Collection() { StopFolds(); }
+Collection::~Collection() {
+  // Also when Open failed part way, or the DB drops it without Close: the
+  // shards' background work calls back into the collection (after_flush,
+  // release_shared), so every shard is closed before shards_ goes.
+  StopFolds();
+  for (auto& shard : shards_) {
+    if (shard != nullptr) (void)shard->Close();
+  }
+}
 
 absl::Status Collection::Close() {
   StopFolds();

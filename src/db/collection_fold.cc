@@ -101,6 +101,8 @@ void Collection::RunFold() {
 }
 
 void Collection::ReleaseShared(uint64_t number) {
+  // Once closing (or not open yet), the file stays for the next Open.
+  if (!open_.load(std::memory_order_acquire)) return;
   for (const auto& shard : shards_) {
     if (shard != nullptr && shard->NamesSegment(number)) return;
   }
@@ -109,6 +111,8 @@ void Collection::ReleaseShared(uint64_t number) {
 }
 
 void Collection::StopFolds() {
+  // The shards' callbacks do nothing from now on.
+  open_.store(false, std::memory_order_release);
   MutexLock lock(&fold_mu_);
   folds_stopped_ = true;
   // A queued fold runs (the worker holds it) and returns at once.

@@ -259,8 +259,9 @@ class Shard {
   // rule, CompactionOptions::fold_ratio; 0: always). `flushing` (may be
   // null): a shard of `shards` whose flush this is: its oldest frozen
   // memtable joins as its newest input and is flushed by the fold (unless a
-  // bulk part is in flight there, or a shard is closing; then it stays, for
-  // a flush of its own). *flushed (may be null): whether it was flushed.
+  // bulk part is in flight there, a shard is closing, or a merge holds a
+  // shard's compaction lock: a flush does not wait; then it stays, for a
+  // flush of its own). *flushed (may be null): whether it was flushed.
   [[nodiscard]] static absl::Status FoldAcross(std::span<Shard* const> shards,
                                                const std::string& dir, double ratio,
                                                Shard* flushing = nullptr,
@@ -275,6 +276,12 @@ class Shard {
   // every bulk part still being built, are merged: the merged segment ranks
   // by its newest input, so it must rank below all of those, as its data does.
   [[nodiscard]] absl::Status Compact();
+  // Holds off every merge of the shard (its compaction lock) until
+  // UnlockMerges. A collection holds all its shards' (in index order) while
+  // it publishes and installs a shared bulk segment.
+  void LockMerges() ABSL_NO_THREAD_SAFETY_ANALYSIS { compact_mu_.Lock(); }
+  void UnlockMerges() ABSL_NO_THREAD_SAFETY_ANALYSIS { compact_mu_.Unlock(); }
+
   // Queues a background compaction when the policy has one due (after the
   // collection stopped merging the shards' segments itself).
   void ScheduleCompaction();

@@ -47,10 +47,20 @@ absl::Status Shard::FoldAcross(std::span<Shard* const> shards, const std::string
   timing::Scope timing("fold_across",
                        "collection,shards,inputs,vectors,seeded,collect_us,insert_us,"
                        "write_us,publish_us,total_us");
-  for (Shard* shard : shards) shard->compact_mu_.Lock();
+  // A flush does not wait for merges: when one holds a shard's lock, the
+  // flushing shard's memtable becomes a segment of its own (FlushOldest).
+  size_t locked = 0;
+  for (; locked < shards.size(); ++locked) {
+    if (flushing == nullptr) {
+      shards[locked]->compact_mu_.Lock();
+    } else if (!shards[locked]->compact_mu_.TryLock()) {
+      break;
+    }
+  }
   absl::Cleanup unlock = [&] {
-    for (size_t s = shards.size(); s-- > 0;) shards[s]->compact_mu_.Unlock();
+    for (size_t s = locked; s-- > 0;) shards[s]->compact_mu_.Unlock();
   };
+  if (locked < shards.size()) return absl::OkStatus();
   const uint32_t shard_count = static_cast<uint32_t>(shards.size());
   std::vector<std::vector<SegmentSource>> inputs(shard_count);
   absl::flat_hash_set<const Segment*> distinct;
