@@ -381,8 +381,8 @@ absl::Status Collection::BulkLoad(std::span<const uint64_t> ids,
     std::vector<Shard*> shards;
     for (uint32_t s : part_shard) shards.push_back(shards_[s].get());
     SegmentBuildStats stats;
-    // Shards without rows come first in no part: the parts' rows are
-    // part_ids in order.
+    // A shard without rows has no part, so the parts' ids, in part order,
+    // are part_ids as it is.
     status = Shard::BuildSharedBulk(shards, parts, counts, part_ids, all_rows.data(), dir_,
                                     &stats);
     add_stats(stats);
