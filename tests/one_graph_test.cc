@@ -216,14 +216,18 @@ TEST(OneGraphTest, CollectionGrownPastTheLimitGoesBackToAGraphAShard) {
   ExpectExact(*db, model);
 }
 
+// A database at `path` holding kCount bulk-loaded vectors (one shared
+// segment), closed.
+void LoadAndClose(const std::string& path, test::VectorMap* model) {
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(Opts(), path));
+  ASSERT_OK(Load(*db, 0, kCount, 0, model));
+  ASSERT_OK(db->Close());
+}
+
 TEST(OneGraphTest, OpenRemovesASharedSegmentNoManifestNames) {
   TempDir dir;
   test::VectorMap model;
-  {
-    ASSERT_OK_AND_ASSIGN(auto db, DB::Open(Opts(), dir.path()));
-    ASSERT_OK(Load(*db, 0, kCount, 0, &model));
-    ASSERT_OK(db->Close());
-  }
+  ASSERT_NO_FATAL_FAILURE(LoadAndClose(dir.path(), &model));
   // What a fold that crashed before its manifest edit leaves.
   const std::string stray =
       JoinPath(JoinPath(dir.path(), kDefaultCollection), SegmentFileName(999999));
@@ -237,11 +241,7 @@ TEST(OneGraphTest, OpenRemovesASharedSegmentNoManifestNames) {
 TEST(OneGraphTest, DamagedSharedSegmentIsDataLossNamingTheFile) {
   TempDir dir;
   test::VectorMap model;
-  {
-    ASSERT_OK_AND_ASSIGN(auto db, DB::Open(Opts(), dir.path()));
-    ASSERT_OK(Load(*db, 0, kCount, 0, &model));
-    ASSERT_OK(db->Close());
-  }
+  ASSERT_NO_FATAL_FAILURE(LoadAndClose(dir.path(), &model));
   const std::vector<std::string> files = SegmentFiles(dir.path());
   ASSERT_EQ(files.size(), 1u);
   {

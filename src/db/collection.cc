@@ -108,11 +108,8 @@ absl::StatusOr<std::unique_ptr<Collection>> Collection::Open(
         MutexLock lock(&c->fold_mu_);
         if (c->folds_stopped_) return false;
       }
-      std::vector<Shard*> all;
-      for (auto& shard : c->shards_) all.push_back(shard.get());
       bool flushed = false;
-      SHOAL_RETURN_IF_ERROR(
-          Shard::FoldAcross(all, c->dir_, c->compaction_.fold_ratio, flushing, &flushed));
+      SHOAL_RETURN_IF_ERROR(c->FoldShards(c->compaction_.fold_ratio, flushing, &flushed));
       return flushed;
     };
     so.release_shared = [c = c.get()](uint64_t number) { c->ReleaseShared(number); };
@@ -594,9 +591,7 @@ absl::Status Collection::Compact() {
   // One graph: every shard's memtables into segments, then all of those
   // into one.
   SHOAL_RETURN_IF_ERROR(Flush());
-  std::vector<Shard*> shards;
-  for (auto& shard : shards_) shards.push_back(shard.get());
-  return Shard::FoldAcross(shards, dir_, /*ratio=*/0);
+  return FoldShards(/*ratio=*/0);
 }
 
 absl::Status Collection::WaitForCompact() {

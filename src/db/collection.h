@@ -139,6 +139,8 @@ class Collection {
   void UpdateFoldMode();
   void MaybeScheduleFold();
   void RunFold();
+  // Shard::FoldAcross over every shard, in the collection's directory.
+  absl::Status FoldShards(double ratio, Shard* flushing = nullptr, bool* flushed = nullptr);
   // Removes shared segment `number`'s file when no shard names it.
   void ReleaseShared(uint64_t number);
   // Waits for a queued or running fold; later ones are not queued.

@@ -80,15 +80,12 @@ void Collection::RunFold() {
   }
   absl::Status s;
   if (folds_.load(std::memory_order_acquire)) {
-    std::vector<Shard*> shards;
-    for (auto& shard : shards_) shards.push_back(shard.get());
     // The quiescent ratio once no shard holds unflushed writes, as a
     // shard's own background fold (CompactionOptions).
     bool quiescent = true;
     for (auto& shard : shards_) quiescent = quiescent && shard->Quiescent();
     try {
-      s = Shard::FoldAcross(shards, dir_,
-                            quiescent ? compaction_.quiescent_fold_ratio : compaction_.fold_ratio);
+      s = FoldShards(quiescent ? compaction_.quiescent_fold_ratio : compaction_.fold_ratio);
     } catch (const std::bad_alloc&) {
       s = absl::ResourceExhaustedError("out of memory while folding the shards' segments");
     }
@@ -98,6 +95,12 @@ void Collection::RunFold() {
   // A failed fold changed nothing; the next flush tries again.
   fold_status_ = s;
   fold_done_.SignalAll();
+}
+
+absl::Status Collection::FoldShards(double ratio, Shard* flushing, bool* flushed) {
+  std::vector<Shard*> shards;
+  for (auto& shard : shards_) shards.push_back(shard.get());
+  return Shard::FoldAcross(shards, dir_, ratio, flushing, flushed);
 }
 
 void Collection::ReleaseShared(uint64_t number) {
