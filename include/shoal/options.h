@@ -123,10 +123,12 @@ struct CompactionOptions {
   // One graph for a small collection: while a collection of several shards
   // stores at most this many vectors, its segments are shared by its
   // shards (one graph, so a query walks one graph, not one a shard): a bulk
-  // load builds one segment for all of them, and the merges after flushes
-  // fold every shard's segments into one (docs/architecture.md, "One graph
-  // while small"). Above it each shard merges its own (each builds its
-  // graph on its own, which costs less than one graph of them all). 0: never.
+  // load builds one segment for all of them, Compact() merges every shard's
+  // segments into one, and with `automatic` flushes and background merges
+  // fold them into it by the fold rule above (docs/architecture.md, "One
+  // graph while small"). Above it each shard merges its own segments (each
+  // builds its graph on its own, which costs less than one graph of them
+  // all); a shared segment built before stays until Compact(). 0: never.
   uint64_t one_graph_max_vectors = 65536;
 };
 
