@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <memory>
 #include <random>
 #include <string>
 #include <utility>
@@ -311,6 +312,37 @@ TEST(DistanceTest, DotBytesIsExactForAllDimsAndKernelSets) {
   }
 }
 
+// Four codes against one query's weights: each sum exactly dot_bytes's, in
+// every kernel set, for every tail length, with the extremes as above.
+TEST(DistanceTest, DotBytesFourIsEachCodesExactSumForAllDimsAndKernelSets) {
+  std::mt19937 rng(306);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (const DistanceKernels* k : AvailableKernelSets()) {
+    for (size_t dim : TestDims()) {
+      const int most = static_cast<int>(
+          std::min<int64_t>(32767, kMaxWeightedBytesSum / (255 * static_cast<int64_t>(dim))));
+      std::uniform_int_distribution<int> weight(-most, most);
+      std::vector<int16_t> w(dim);
+      for (int16_t& x : w) x = static_cast<int16_t>(weight(rng));
+      // Unaligned and apart: code c at its own offset 1 + c of its buffer.
+      std::vector<std::vector<uint8_t>> c(4, std::vector<uint8_t>(dim + 4));
+      for (auto& code : c) {
+        for (uint8_t& x : code) x = static_cast<uint8_t>(byte(rng));
+      }
+      std::fill(c[3].begin(), c[3].end(), 255);  // the largest sum
+      const uint8_t* const four[4] = {c[0].data() + 1, c[1].data() + 2, c[2].data() + 3,
+                                      c[3].data() + 4};
+      int32_t got[4];
+      k->dot_bytes_four(w.data(), four, dim, got);
+      for (int i = 0; i < 4; ++i) {
+        int64_t want = 0;
+        for (size_t j = 0; j < dim; ++j) want += int64_t{w[j]} * four[i][j];
+        EXPECT_EQ(got[i], want) << k->isa << " dim " << dim << " code " << i;
+      }
+    }
+  }
+}
+
 TEST(DistanceTest, ScaledSumsAreTheScalarKernelsBitsForAllDimsAndKernelSets) {
   std::mt19937 rng(305);
   std::uniform_real_distribution<float> exponent(-30.0f, 30.0f);
@@ -456,6 +488,30 @@ TEST(DistanceTest, DotBytesReadsNoByteOrWeightPastTheEnd) {
       int64_t want = 0;
       for (size_t i = 0; i < dim; ++i) want += int64_t{w[i]} * c[i];
       EXPECT_EQ(k->dot_bytes(w, c, dim), want) << k->isa << " dim " << dim;
+    }
+  }
+}
+
+TEST(DistanceTest, DotBytesFourReadsNoByteOrWeightPastTheEnd) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  for (const DistanceKernels* k : AvailableKernelSets()) {
+    for (size_t dim = 1; dim <= 70; ++dim) {
+      // dim weights and four codes of dim bytes, each ending right before a
+      // PROT_NONE page.
+      GuardedFloats weights((dim + 1) / 2 + page / 4);
+      const int16_t* w =
+          reinterpret_cast<const int16_t*>(weights.data() + (dim + 1) / 2 + page / 4) - dim;
+      std::vector<std::unique_ptr<GuardedFloats>> guarded;
+      const uint8_t* four[4];
+      for (int i = 0; i < 4; ++i) {
+        guarded.push_back(std::make_unique<GuardedFloats>((dim + 3) / 4 + page / 4));
+        four[i] = reinterpret_cast<const uint8_t*>(guarded.back()->data() + (dim + 3) / 4 +
+                                                   page / 4) -
+                  dim;
+      }
+      int32_t got[4];
+      k->dot_bytes_four(w, four, dim, got);
+      for (int i = 0; i < 4; ++i) EXPECT_EQ(got[i], k->dot_bytes(w, four[i], dim)) << k->isa;
     }
   }
 }

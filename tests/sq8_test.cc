@@ -127,6 +127,36 @@ TEST(Sq8Test, QueryDistanceToACodeIsTheDistanceToTheDecodedVector) {
   }
 }
 
+TEST(Sq8Test, FourDistancesAtOnceAreEachDistanceBitForBit) {
+  for (uint32_t dim : {1u, 15u, 16u, 97u, 128u, 384u}) {
+    for (Metric metric : {Metric::kL2, Metric::kInnerProduct, Metric::kCosine}) {
+      SCOPED_TRACE(testing::Message() << "dim " << dim << " metric " << static_cast<int>(metric));
+      const size_t n = 9;
+      std::vector<float> v = Uniform(n, dim, 31 + dim, -2.0f, 3.0f);
+      std::vector<float> q = Uniform(1, dim, 32 + dim, -2.0f, 3.0f);
+      if (metric == Metric::kCosine) {
+        for (size_t i = 0; i < n; ++i) NormalizeInPlace(v.data() + i * dim, dim);
+        NormalizeInPlace(q.data(), dim);
+      }
+      const Sq8 sq8 = Sq8::Train(v.data(), n, dim);
+      const size_t bytes = Sq8::CodeBytes(dim);
+      std::vector<uint8_t> codes(n * bytes);
+      for (size_t i = 0; i < n; ++i) sq8.Encode(v.data() + i * dim, codes.data() + i * bytes);
+      Sq8Query query;
+      query.Reset(sq8, metric, q.data());
+      // Four codes in any order, a code more than once too.
+      for (size_t first = 0; first + 3 < n + 3; ++first) {
+        const size_t at[4] = {first % n, (first + 3) % n, (first + 1) % n, first % n};
+        const uint8_t* const four[4] = {codes.data() + at[0] * bytes, codes.data() + at[1] * bytes,
+                                        codes.data() + at[2] * bytes, codes.data() + at[3] * bytes};
+        float got[4];
+        query.DistanceFour(four, got);
+        for (int k = 0; k < 4; ++k) EXPECT_EQ(got[k], query.Distance(four[k])) << k;
+      }
+    }
+  }
+}
+
 TEST(Sq8Test, QueryOfTinyMagnitudesKeepsItsWeights) {
   // Ranges of 2e-15 and a query of 1e-20: max |q_j scale_j| ~ 1e-37, a step
   // below float's smallest normal. The weights must still carry the query's

@@ -83,6 +83,11 @@ int32_t DotBytesScalar(const int16_t* w, const uint8_t* c, size_t dim) {
   return sum;
 }
 
+void DotBytesFourScalar(const int16_t* w, const uint8_t* const c[4], size_t dim,
+                        int32_t out[4]) {
+  for (size_t k = 0; k < 4; ++k) out[k] = DotBytesScalar(w, c[k], dim);
+}
+
 void ScaledSumsScalar(const float* q, const float* lo, const float* scale, size_t dim,
                       double out[3]) {
   constexpr size_t kLanes = 4;
@@ -130,6 +135,7 @@ constexpr DistanceKernels kScalarKernels = {"scalar",
                                              &DotBatchScalar,
                                              &L2SquaredFourScalar,
                                              &DotBytesScalar,
+                                             &DotBytesFourScalar,
                                              &ScaledSumsScalar,
                                              &QuantizeScaledScalar};
 

@@ -43,6 +43,12 @@ using FourDistancesFn = void (*)(const float* a, const float* const b[4], size_t
 // quantized to 16 bits with a code. REQUIRES: 255 * sum |w_i| < 2^31 (the
 // caller bounds its weights: kMaxWeightedBytesSum).
 using WeightedBytesFn = int32_t (*)(const int16_t* w, const uint8_t* c, size_t dim);
+// The same sum for four codes at once: out[k] = dot_bytes(w, c[k], dim),
+// exactly. One load of the weights serves four codes, and the four sums
+// overlap where one waits for its own adds: a graph walk scores a node's
+// neighbours on it (segment/sq8.h). Same REQUIRES as WeightedBytesFn.
+using WeightedBytesFourFn = void (*)(const int16_t* w, const uint8_t* const c[4], size_t dim,
+                                     int32_t out[4]);
 inline constexpr int64_t kMaxWeightedBytesSum = (int64_t{1} << 31) - 1;
 
 // What an SQ8 query needs of its `dim` floats q and a segment's ranges lo and
@@ -68,6 +74,7 @@ struct DistanceKernels {
   BatchDistanceFn dot_batch;
   FourDistancesFn l2_squared_four;  // out[k] = sum (a_i - b[k]_i)^2
   WeightedBytesFn dot_bytes;  // sum w_i * c_i
+  WeightedBytesFourFn dot_bytes_four;  // out[k] = sum w_i * c[k]_i
   ScaledSumsFn scaled_sums;
   QuantizeScaledFn quantize_scaled;
 };

@@ -61,6 +61,7 @@ void Sq8Query::Reset(const Sq8& quantizer, Metric metric, const float* q) {
   weights_.resize(dim_);
   const DistanceKernels& kernels = Kernels();
   dot_bytes_ = kernels.dot_bytes;
+  dot_bytes_four_ = kernels.dot_bytes_four;
   // sums: max |q_j scale_j|, sum q_j lo_j, sum q_j^2 (per query and
   // segment: a search resets a query once per segment).
   double sums[3];

@@ -67,7 +67,20 @@ class Sq8Query {
   void Reset(const Sq8& quantizer, Metric metric, const float* q);
 
   float Distance(const uint8_t* code) const {
-    const float dot = bias_ + step_ * static_cast<float>(dot_bytes_(weights_.data(), code, dim_));
+    return Finish(dot_bytes_(weights_.data(), code, dim_), code);
+  }
+  // out[k] = Distance(codes[k]), the same bits; faster than four calls
+  // (WeightedBytesFourFn in distance.h).
+  void DistanceFour(const uint8_t* const codes[4], float out[4]) const {
+    int32_t sums[4];
+    dot_bytes_four_(weights_.data(), codes, dim_, sums);
+    for (int k = 0; k < 4; ++k) out[k] = Finish(sums[k], codes[k]);
+  }
+
+ private:
+  // The distance to `code` given sum k_j c_j.
+  float Finish(int32_t sum, const uint8_t* code) const {
+    const float dot = bias_ + step_ * static_cast<float>(sum);
     switch (metric_) {
       case Metric::kL2: {
         float norm;
@@ -82,7 +95,6 @@ class Sq8Query {
     return 0;
   }
 
- private:
   std::vector<int16_t> weights_;  // k_j
   float step_ = 0;                 // s
   float bias_ = 0;
@@ -91,6 +103,7 @@ class Sq8Query {
   size_t code_bytes_ = 0;
   Metric metric_ = Metric::kL2;
   WeightedBytesFn dot_bytes_ = nullptr;
+  WeightedBytesFourFn dot_bytes_four_ = nullptr;
 };
 
 }  // namespace shoal::segment
