@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ann_index.h"
 #include "dataset.h"
 #include "report.h"
 #include "shoal/db.h"
@@ -101,9 +102,15 @@ void GroupCommitPhase(const Config& c, const Dataset& data, Report& report);
 using Truth = std::vector<std::vector<uint64_t>>;
 void SearchPhase(const Config& c, const Dataset& data, const Truth& truth, Report& report);
 // build (BulkLoad and Put+Flush timed) and sweep (recall/QPS over list_size).
-void GraphPhase(const Config& c, const Dataset& data, const Truth& truth, Report& report);
-// Every peer compiled in, built and swept on the same data.
-void ComparePhase(const Config& c, const Dataset& data, const Truth& truth, Report& report);
+// Returns the bulk-loaded index, still open, for ComparePhase's searches in
+// turns when c.compare (null otherwise).
+std::unique_ptr<AnnIndex> GraphPhase(const Config& c, const Dataset& data, const Truth& truth,
+                                     Report& report);
+// Every peer compiled in, built and swept on the same data; with `shoal`
+// (GraphPhase's bulk-loaded index, swept: report.graph[0]), each peer's and
+// shoal's QPS at kInTurnsRecall are then measured in turns (QpsInTurns).
+void ComparePhase(const Config& c, const Dataset& data, const Truth& truth, AnnIndex* shoal,
+                  Report& report);
 // shoal's BulkLoad and each peer's build, from scratch, in turns
 // (build_rounds.cc).
 void BuildRoundsPhase(const Config& c, const Dataset& data, Report& report);

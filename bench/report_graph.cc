@@ -177,6 +177,15 @@ double QpsAtRecall(const std::vector<SweepPoint>& points, double recall, bool ba
   return std::exp(std::log(Qps(a, batch)) + t * (std::log(Qps(b, batch)) - std::log(Qps(a, batch))));
 }
 
+std::vector<SweepPoint> PointsAroundRecall(const std::vector<SweepPoint>& points, double recall) {
+  const std::vector<const SweepPoint*> f = Frontier(points, false);
+  if (f.empty() || Recall(*f.back(), false) < recall) return {};
+  size_t hi = 0;
+  while (Recall(*f[hi], false) < recall) ++hi;
+  if (hi == 0 || Recall(*f[hi], false) == recall) return {*f[hi]};
+  return {*f[hi - 1], *f[hi]};
+}
+
 void PrintGraph(const Report& r) {
   if (r.graph.empty()) return;
   const RunConfig& c = r.config;
@@ -243,6 +252,15 @@ void PrintCompare(const Report& r) {
     fmt::print("\n");
   }
   fmt::print("  n/a: a curve does not reach that recall\n\n");
+  for (const QpsInTurns& t : r.qps_in_turns) {
+    fmt::print("QPS at recall@{} {:.2f}, single thread, searched in turns with {} ({} rounds): "
+               "shoal {} / {} QPS (medians); ratio median {:.2f}, rounds", c.k, t.recall,
+               t.peer, t.ratios.size(), Num(Median(t.shoal_qps)), Num(Median(t.peer_qps)),
+               t.MedianRatio());
+    for (double ratio : t.ratios) fmt::print(" {:.2f}", ratio);
+    fmt::print("\n");
+  }
+  if (!r.qps_in_turns.empty()) fmt::print("\n");
 }
 
 void PrintLimits(const Report& r) {
@@ -284,6 +302,19 @@ void CompareToJson(const Report& r, JsonWriter& w) {
   w.Key("peer_notes");
   w.BeginArray();
   for (const std::string& note : r.peer_notes) w.String(note);
+  w.EndArray();
+  w.Key("qps_in_turns");
+  w.BeginArray();
+  for (const QpsInTurns& t : r.qps_in_turns) {
+    w.BeginObject();
+    w.Field("peer", t.peer);
+    w.Field("recall", t.recall);
+    w.Field("median_ratio", t.MedianRatio());
+    w.Field("ratios", t.ratios);
+    w.Field("shoal_qps", t.shoal_qps);
+    w.Field("peer_qps", t.peer_qps);
+    w.EndObject();
+  }
   w.EndArray();
   const IndexRun* shoal = ShoalCurve(r);
   w.Key("shoal_vs_peers");

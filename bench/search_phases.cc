@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "bench_util.h"
 #include "fmt/core.h"
@@ -147,12 +148,15 @@ HeadToHead RunHeadToHead(const Config& c, AnnIndex& bulk, AnnIndex& stream,
   return h;
 }
 
-void GraphPhase(const Config& c, const Dataset& data, const Truth& truth, Report& report) {
+std::unique_ptr<AnnIndex> GraphPhase(const Config& c, const Dataset& data, const Truth& truth,
+                                     Report& report) {
   const bool sweep = c.HasPhase("sweep") || c.compare;
   // The bulk-loaded database stays open for the head-to-head with the
-  // streamed one.
-  ShoalIndex bulk(ShoalIndex::Load::kBulkLoad, c.search_dir + "/bulkload",
-                  c.DbOptions(shoal::FsyncPolicy::kNever), c.search);
+  // streamed one, and for the peers' searches in turns.
+  auto bulk_index = std::make_unique<ShoalIndex>(ShoalIndex::Load::kBulkLoad,
+                                                 c.search_dir + "/bulkload",
+                                                 c.DbOptions(shoal::FsyncPolicy::kNever), c.search);
+  ShoalIndex& bulk = *bulk_index;
   report.graph.push_back(BuildAndSweep(c, bulk, data, truth, sweep, c.list_sizes));
   {
     ShoalIndex put_flush(ShoalIndex::Load::kPutFlush, c.search_dir + "/putflush",
@@ -165,13 +169,61 @@ void GraphPhase(const Config& c, const Dataset& data, const Truth& truth, Report
   ShoalIndex stream(ShoalIndex::Load::kStream, c.search_dir + "/stream", streamed, c.search);
   report.graph.push_back(BuildAndSweep(c, stream, data, truth, sweep, {c.search.list_size}));
   if (sweep) report.stream_vs_bulk = RunHeadToHead(c, bulk, stream, data);
+  if (!c.compare) return nullptr;
+  return bulk_index;
 }
 
-void ComparePhase(const Config& c, const Dataset& data, const Truth& truth, Report& report) {
+// QpsInTurns of shoal (swept: shoal_points) and a peer (peer_points), or
+// nothing when either curve misses kInTurnsRecall.
+std::optional<QpsInTurns> RunQpsInTurns(const Config& c, AnnIndex& shoal,
+                                        const std::vector<SweepPoint>& shoal_points,
+                                        AnnIndex& peer, const std::vector<SweepPoint>& peer_points,
+                                        const Dataset& data) {
+  constexpr int kRounds = 5;
+  constexpr double kSecondsEach = 0.5;
+  std::vector<SweepPoint> ours = PointsAroundRecall(shoal_points, kInTurnsRecall);
+  std::vector<SweepPoint> theirs = PointsAroundRecall(peer_points, kInTurnsRecall);
+  if (ours.empty() || theirs.empty()) return std::nullopt;
+  QpsInTurns t;
+  t.peer = peer.Name();
+  t.recall = kInTurnsRecall;
+  // Each point's QPS replaces the sweep's (recalls stay the sweep's).
+  auto measure = [&](AnnIndex& index, std::vector<SweepPoint>& points) {
+    for (SweepPoint& p : points) {
+      index.SetKnob(p.knob);
+      p.single_queries = 1000000;
+      p.single_seconds = 1000000 / TimedQps(index, data, c.search.k, kSecondsEach);
+    }
+    return QpsAtRecall(points, kInTurnsRecall, false);
+  };
+  for (int round = 0; round < kRounds; ++round) {
+    double shoal_qps, peer_qps;
+    if (round % 2 == 0) {  // who goes first alternates
+      shoal_qps = measure(shoal, ours);
+      peer_qps = measure(peer, theirs);
+    } else {
+      peer_qps = measure(peer, theirs);
+      shoal_qps = measure(shoal, ours);
+    }
+    t.shoal_qps.push_back(shoal_qps);
+    t.peer_qps.push_back(peer_qps);
+    t.ratios.push_back(shoal_qps / peer_qps);
+  }
+  StatusLine(fmt::format("[compare] QPS at recall {:.2f} in turns with {}: ratio median {:.2f}",
+                         t.recall, t.peer, t.MedianRatio()));
+  return t;
+}
+
+void ComparePhase(const Config& c, const Dataset& data, const Truth& truth, AnnIndex* shoal,
+                  Report& report) {
   for (const PeerFactory& peer : AvailablePeers(data.size(), c.metric, &report.peer_notes)) {
     if (!c.WantPeer(peer.name)) continue;
     std::unique_ptr<AnnIndex> index = peer.make();
     report.peers.push_back(BuildAndSweep(c, *index, data, truth, true, {}));
+    if (shoal == nullptr || report.graph.empty()) continue;
+    std::optional<QpsInTurns> turns = RunQpsInTurns(c, *shoal, report.graph[0].points, *index,
+                                                    report.peers.back().points, data);
+    if (turns.has_value()) report.qps_in_turns.push_back(std::move(*turns));
   }
   for (const std::string& note : report.peer_notes) StatusLine("[compare] " + note);
 }

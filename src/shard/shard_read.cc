@@ -153,11 +153,11 @@ absl::Status Shard::SearchShared(std::span<const Shard* const> shards,
   }
   absl::Status lookup_status;
   const uint32_t shard_count = static_cast<uint32_t>(shards.size());
-  // The walk's list holds max(L, k) nodes: where newer versions or deletes
-  // hide some of them, it offers fewer than k. One graph for several shards
-  // is all there is of their older data, so the walk then goes again with
-  // a list twice as long (into a fresh top-k) until k are visible or the
-  // list holds the whole segment.
+  // The walk's list holds max(L, k) nodes (on codes a few more): where
+  // newer versions or deletes hide some of them, it offers fewer than k.
+  // One graph for several shards is all there is of their older data, so
+  // the walk then goes again with a list twice as long (into a fresh top-k)
+  // until k are visible or the list holds the whole segment.
   SearchOptions walk = options;
   TopK mine(options.k);
   while (true) {
