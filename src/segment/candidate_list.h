@@ -27,6 +27,11 @@ class CandidateList {
     uint32_t node;  // top bit: expanded
   };
   static constexpr uint32_t kExpanded = 0x80000000u;
+  // Lists of at most this many entries insert by moving entries up from the
+  // end rather than by a binary search and a memmove: 8-11% less CPU a query
+  // on small at lists 4-10 (capacity 12; docs/performance.md, "Four codes at
+  // a time"), where most offers land near the end.
+  static constexpr size_t kShortList = 16;
 
   // Empties the list and sets L. Allocates only when L grows.
   void Reset(size_t capacity) {
@@ -57,6 +62,18 @@ class CandidateList {
     if (size_ == capacity_) {
       if (size_ == 0 || !Before(distance, node, entries_[size_ - 1])) return size_;
       --size_;
+    }
+    if (capacity_ <= kShortList) {
+      // From the end, moving each entry that comes after it up by one.
+      size_t i = size_;
+      while (i > 0 && Before(distance, node, entries_[i - 1])) {
+        entries_[i] = entries_[i - 1];
+        --i;
+      }
+      entries_[i] = Entry{distance, node};
+      ++size_;
+      if (i < cursor_) cursor_ = i;
+      return i;
     }
     // Binary search for the first entry that comes after (distance, node).
     size_t lo = 0, hi = size_;
