@@ -157,11 +157,11 @@ std::vector<Goal> Goals(const Report& r) {
                      b.MedianRatio(), b.peer == "hnswlib M=16" ? 1.5 : kNaN});
   }
   for (const QpsInTurns& t : r.qps_in_turns) {
-    std::string key = "qps_in_turns_vs_";
+    std::string key = t.batch ? "batch_qps_in_turns_vs_" : "single_qps_in_turns_vs_";
     for (const char ch : t.peer) key += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
     goals.push_back({key,
-                     fmt::format("QPS at recall {:.2f} / {}'s, single thread, median of {} "
-                                 "rounds in turns", t.recall, t.peer, t.ratios.size()),
+                     fmt::format("QPS at recall {:.2f} / {}'s, {}, median of {} rounds in turns",
+                                 t.recall, t.peer, t.batch ? "batch" : "single", t.ratios.size()),
                      t.MedianRatio(), t.peer == "hnswlib M=16" ? 1.5 : kNaN});
   }
   if (r.disk.done) DiskGoals(r.disk, goals);

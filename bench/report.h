@@ -187,8 +187,8 @@ struct HeadToHead {
   double MedianRatio() const;
 };
 
-// --compare: single-thread QPS at one recall level of shoal (after BulkLoad)
-// and a peer, measured in turns (search_phases.cc). The sweeps, each run
+// --compare: QPS at one recall level of shoal (after BulkLoad) and a peer,
+// single-thread Search or SearchBatch on all threads, measured in turns (search_phases.cc). The sweeps, each run
 // once and minutes apart, compare two moments of a shared machine as much as
 // two indexes (the same command gave 1.00x, 1.31x and 1.89x hnswlib's QPS at
 // 0.95 on small in three runs); here the points of each curve around the
@@ -198,6 +198,7 @@ struct HeadToHead {
 struct QpsInTurns {
   std::string peer;
   double recall = 0;
+  bool batch = false;  // SearchBatch of every query on all threads, not one Search at a time
   std::vector<double> shoal_qps, peer_qps, ratios;  // one per round
   double MedianRatio() const { return Median(ratios); }
 };
@@ -313,7 +314,7 @@ struct Report {
   std::vector<BuildRounds> build_rounds;  // --phases builds: one per peer
   std::vector<ChurnRun> churn;         // --phases churn: uniform, then clustered deletes
   std::vector<IndexRun> peers;        // --compare
-  std::vector<QpsInTurns> qps_in_turns;  // --compare: one per peer reaching the level
+  std::vector<QpsInTurns> qps_in_turns;  // --compare: single, batch for each peer reaching the level
   std::vector<std::string> peer_notes; // peers skipped, and why
   LimitsFigures limits;
   DiskFigures disk;                    // --phases disk
@@ -328,10 +329,11 @@ inline constexpr double kRecallLevels[] = {0.90, 0.95, 0.99};
 // when every point is above `recall`, the best QPS among them. NaN when no
 // point reaches `recall`. `batch` picks SearchBatch figures over single ones.
 double QpsAtRecall(const std::vector<SweepPoint>& points, double recall, bool batch);
-// The single-thread points QpsAtRecall(points, recall, false) reads: the two
-// frontier points that bracket `recall`, or the one it returns; empty when
-// no point reaches `recall`.
-std::vector<SweepPoint> PointsAroundRecall(const std::vector<SweepPoint>& points, double recall);
+// The points QpsAtRecall(points, recall, batch) reads: the two frontier
+// points that bracket `recall`, or the one it returns; empty when no point
+// reaches `recall`.
+std::vector<SweepPoint> PointsAroundRecall(const std::vector<SweepPoint>& points, double recall,
+                                           bool batch);
 // The recall level the in-turns comparison reads (QpsInTurns).
 inline constexpr double kInTurnsRecall = 0.95;
 

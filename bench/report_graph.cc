@@ -177,12 +177,13 @@ double QpsAtRecall(const std::vector<SweepPoint>& points, double recall, bool ba
   return std::exp(std::log(Qps(a, batch)) + t * (std::log(Qps(b, batch)) - std::log(Qps(a, batch))));
 }
 
-std::vector<SweepPoint> PointsAroundRecall(const std::vector<SweepPoint>& points, double recall) {
-  const std::vector<const SweepPoint*> f = Frontier(points, false);
-  if (f.empty() || Recall(*f.back(), false) < recall) return {};
+std::vector<SweepPoint> PointsAroundRecall(const std::vector<SweepPoint>& points, double recall,
+                                           bool batch) {
+  const std::vector<const SweepPoint*> f = Frontier(points, batch);
+  if (f.empty() || Recall(*f.back(), batch) < recall) return {};
   size_t hi = 0;
-  while (Recall(*f[hi], false) < recall) ++hi;
-  if (hi == 0 || Recall(*f[hi], false) == recall) return {*f[hi]};
+  while (Recall(*f[hi], batch) < recall) ++hi;
+  if (hi == 0 || Recall(*f[hi], batch) == recall) return {*f[hi]};
   return {*f[hi - 1], *f[hi]};
 }
 
@@ -253,10 +254,10 @@ void PrintCompare(const Report& r) {
   }
   fmt::print("  n/a: a curve does not reach that recall\n\n");
   for (const QpsInTurns& t : r.qps_in_turns) {
-    fmt::print("QPS at recall@{} {:.2f}, single thread, searched in turns with {} ({} rounds): "
+    fmt::print("QPS at recall@{} {:.2f}, {}, searched in turns with {} ({} rounds): "
                "shoal {} / {} QPS (medians); ratio median {:.2f}, rounds", c.k, t.recall,
-               t.peer, t.ratios.size(), Num(Median(t.shoal_qps)), Num(Median(t.peer_qps)),
-               t.MedianRatio());
+               t.batch ? "batch" : "single", t.peer, t.ratios.size(), Num(Median(t.shoal_qps)),
+               Num(Median(t.peer_qps)), t.MedianRatio());
     for (double ratio : t.ratios) fmt::print(" {:.2f}", ratio);
     fmt::print("\n");
   }
@@ -309,6 +310,7 @@ void CompareToJson(const Report& r, JsonWriter& w) {
     w.BeginObject();
     w.Field("peer", t.peer);
     w.Field("recall", t.recall);
+    w.Field("mode", t.batch ? "batch" : "single");
     w.Field("median_ratio", t.MedianRatio());
     w.Field("ratios", t.ratios);
     w.Field("shoal_qps", t.shoal_qps);

@@ -173,28 +173,50 @@ std::unique_ptr<AnnIndex> GraphPhase(const Config& c, const Dataset& data, const
   return bulk_index;
 }
 
-// QpsInTurns of shoal (swept: shoal_points) and a peer (peer_points), or
-// nothing when either curve misses kInTurnsRecall.
+// Every query in SearchBatch calls on `threads` threads, repeated until
+// `seconds` have passed; QPS.
+double TimedBatchQps(AnnIndex& index, const Dataset& data, uint32_t k, uint32_t threads,
+                     double seconds) {
+  std::vector<std::vector<uint64_t>> answers;
+  size_t done = 0;
+  const Stopwatch sw;
+  while (sw.Seconds() < seconds) {
+    CheckOk(index.SearchBatch(data.queries, k, threads, &answers), index.Name() + " SearchBatch");
+    done += data.num_queries();
+  }
+  return done / sw.Seconds();
+}
+
+// QpsInTurns of shoal (swept: shoal_points) and a peer (peer_points), one
+// query at a time or in batches, or nothing when either curve misses
+// kInTurnsRecall.
 std::optional<QpsInTurns> RunQpsInTurns(const Config& c, AnnIndex& shoal,
                                         const std::vector<SweepPoint>& shoal_points,
                                         AnnIndex& peer, const std::vector<SweepPoint>& peer_points,
-                                        const Dataset& data) {
+                                        const Dataset& data, bool batch) {
   constexpr int kRounds = 5;
   constexpr double kSecondsEach = 0.5;
-  std::vector<SweepPoint> ours = PointsAroundRecall(shoal_points, kInTurnsRecall);
-  std::vector<SweepPoint> theirs = PointsAroundRecall(peer_points, kInTurnsRecall);
+  std::vector<SweepPoint> ours = PointsAroundRecall(shoal_points, kInTurnsRecall, batch);
+  std::vector<SweepPoint> theirs = PointsAroundRecall(peer_points, kInTurnsRecall, batch);
   if (ours.empty() || theirs.empty()) return std::nullopt;
   QpsInTurns t;
   t.peer = peer.Name();
   t.recall = kInTurnsRecall;
+  t.batch = batch;
   // Each point's QPS replaces the sweep's (recalls stay the sweep's).
   auto measure = [&](AnnIndex& index, std::vector<SweepPoint>& points) {
     for (SweepPoint& p : points) {
       index.SetKnob(p.knob);
-      p.single_queries = 1000000;
-      p.single_seconds = 1000000 / TimedQps(index, data, c.search.k, kSecondsEach);
+      if (batch) {
+        p.batch_queries = 1000000;
+        p.batch_seconds =
+            1000000 / TimedBatchQps(index, data, c.search.k, c.run.threads, kSecondsEach);
+      } else {
+        p.single_queries = 1000000;
+        p.single_seconds = 1000000 / TimedQps(index, data, c.search.k, kSecondsEach);
+      }
     }
-    return QpsAtRecall(points, kInTurnsRecall, false);
+    return QpsAtRecall(points, kInTurnsRecall, batch);
   };
   for (int round = 0; round < kRounds; ++round) {
     double shoal_qps, peer_qps;
@@ -209,8 +231,8 @@ std::optional<QpsInTurns> RunQpsInTurns(const Config& c, AnnIndex& shoal,
     t.peer_qps.push_back(peer_qps);
     t.ratios.push_back(shoal_qps / peer_qps);
   }
-  StatusLine(fmt::format("[compare] QPS at recall {:.2f} in turns with {}: ratio median {:.2f}",
-                         t.recall, t.peer, t.MedianRatio()));
+  StatusLine(fmt::format("[compare] QPS at recall {:.2f} ({}) in turns with {}: ratio median {:.2f}",
+                         t.recall, batch ? "batch" : "single", t.peer, t.MedianRatio()));
   return t;
 }
 
@@ -221,9 +243,11 @@ void ComparePhase(const Config& c, const Dataset& data, const Truth& truth, AnnI
     std::unique_ptr<AnnIndex> index = peer.make();
     report.peers.push_back(BuildAndSweep(c, *index, data, truth, true, {}));
     if (shoal == nullptr || report.graph.empty()) continue;
-    std::optional<QpsInTurns> turns = RunQpsInTurns(c, *shoal, report.graph[0].points, *index,
-                                                    report.peers.back().points, data);
-    if (turns.has_value()) report.qps_in_turns.push_back(std::move(*turns));
+    for (const bool batch : {false, true}) {
+      std::optional<QpsInTurns> turns = RunQpsInTurns(c, *shoal, report.graph[0].points, *index,
+                                                      report.peers.back().points, data, batch);
+      if (turns.has_value()) report.qps_in_turns.push_back(std::move(*turns));
+    }
   }
   for (const std::string& note : report.peer_notes) StatusLine("[compare] " + note);
 }
