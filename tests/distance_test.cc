@@ -474,25 +474,9 @@ TEST(DistanceTest, QuantizeScaledIsTheScalarKernelsForAllDimsAndKernelSets) {
   }
 }
 
-TEST(DistanceTest, DotBytesReadsNoByteOrWeightPastTheEnd) {
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  for (const DistanceKernels* k : AvailableKernelSets()) {
-    for (size_t dim = 1; dim <= 70; ++dim) {
-      // dim weights and dim bytes, each ending right before a PROT_NONE page.
-      GuardedFloats weights((dim + 1) / 2 + page / 4);
-      const int16_t* w =
-          reinterpret_cast<const int16_t*>(weights.data() + (dim + 1) / 2 + page / 4) - dim;
-      GuardedFloats bytes((dim + 3) / 4 + page / 4);
-      const uint8_t* c =
-          reinterpret_cast<const uint8_t*>(bytes.data() + (dim + 3) / 4 + page / 4) - dim;
-      int64_t want = 0;
-      for (size_t i = 0; i < dim; ++i) want += int64_t{w[i]} * c[i];
-      EXPECT_EQ(k->dot_bytes(w, c, dim), want) << k->isa << " dim " << dim;
-    }
-  }
-}
-
-TEST(DistanceTest, DotBytesFourReadsNoByteOrWeightPastTheEnd) {
+// One code and four at once: nothing read past a code's last byte or the
+// last weight.
+TEST(DistanceTest, DotBytesOfOneAndOfFourCodesReadNoByteOrWeightPastTheEnd) {
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   for (const DistanceKernels* k : AvailableKernelSets()) {
     for (size_t dim = 1; dim <= 70; ++dim) {
@@ -503,15 +487,18 @@ TEST(DistanceTest, DotBytesFourReadsNoByteOrWeightPastTheEnd) {
           reinterpret_cast<const int16_t*>(weights.data() + (dim + 1) / 2 + page / 4) - dim;
       std::vector<std::unique_ptr<GuardedFloats>> guarded;
       const uint8_t* four[4];
+      int64_t want[4] = {};
       for (int i = 0; i < 4; ++i) {
-        guarded.push_back(std::make_unique<GuardedFloats>((dim + 3) / 4 + page / 4));
+        guarded.push_back(std::make_unique<GuardedFloats>((dim + 3) / 4 + page / 4 + i));
         four[i] = reinterpret_cast<const uint8_t*>(guarded.back()->data() + (dim + 3) / 4 +
-                                                   page / 4) -
+                                                   page / 4 + i) -
                   dim;
+        for (size_t j = 0; j < dim; ++j) want[i] += int64_t{w[j]} * four[i][j];
+        EXPECT_EQ(k->dot_bytes(w, four[i], dim), want[i]) << k->isa << " dim " << dim;
       }
       int32_t got[4];
       k->dot_bytes_four(w, four, dim, got);
-      for (int i = 0; i < 4; ++i) EXPECT_EQ(got[i], k->dot_bytes(w, four[i], dim)) << k->isa;
+      for (int i = 0; i < 4; ++i) EXPECT_EQ(got[i], want[i]) << k->isa << " dim " << dim;
     }
   }
 }
