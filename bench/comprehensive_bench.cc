@@ -469,11 +469,11 @@ int Main(const std::vector<std::string>& args) {
   if (c.HasPhase("group")) GroupCommitPhase(c, data, report);
   if (c.HasPhase("limits")) LimitsPhase(c, data, truth, report);
   if (c.HasPhase("search")) SearchPhase(c, data, truth, report);
-  std::unique_ptr<AnnIndex> bulk;
+  std::unique_ptr<AnnIndex> bulk;  // open only from GraphPhase to ComparePhase
   if (graph) bulk = GraphPhase(c, data, truth, report);
-  if (c.HasPhase("churn")) ChurnPhase(c, data, report);
   if (c.compare) ComparePhase(c, data, truth, bulk.get(), report);
   bulk.reset();
+  if (c.HasPhase("churn")) ChurnPhase(c, data, report);
   if (c.HasPhase("builds")) BuildRoundsPhase(c, data, report);
   if (c.HasPhase("disk")) DiskPhase(c, data, truth, report);
   CleanUp(c);

@@ -218,6 +218,14 @@ std::optional<QpsInTurns> RunQpsInTurns(const Config& c, AnnIndex& shoal,
     }
     return QpsAtRecall(points, kInTurnsRecall, batch);
   };
+  // One untimed pass at each point first: the peer's build and sweep ran
+  // since shoal last searched.
+  for (auto [index, points] : {std::pair{&shoal, &ours}, std::pair{&peer, &theirs}}) {
+    for (const SweepPoint& p : *points) {
+      index->SetKnob(p.knob);
+      TimedQps(*index, data, c.search.k, 0.1);  // at least one pass
+    }
+  }
   for (int round = 0; round < kRounds; ++round) {
     double shoal_qps, peer_qps;
     if (round % 2 == 0) {  // who goes first alternates

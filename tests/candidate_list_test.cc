@@ -27,6 +27,8 @@ void CheckAgainstSorted(size_t capacity, const std::vector<Pair>& offers) {
   list.Reset(capacity);
   std::vector<Pair> want;
   for (const auto& [distance, node] : offers) {
+    const bool full = want.size() == capacity;
+    const float last = want.empty() ? 0 : want.back().first;
     const bool accepted = list.Accepts(distance);
     const size_t at = list.Insert(distance, node);
     std::vector<Pair> next = want;
@@ -40,9 +42,11 @@ void CheckAgainstSorted(size_t capacity, const std::vector<Pair>& offers) {
     } else {
       ASSERT_EQ(at, list.size());
     }
-    // Accepts is the strict test on the distance alone: it may refuse a tie
-    // that Insert would keep for its smaller node, never the other way.
-    if (accepted) ASSERT_TRUE(kept || want.size() < capacity);
+    // Accepts is the strict test on the distance alone: anything while the
+    // list has room, then only what is closer than the last entry. It may
+    // refuse a tie that Insert keeps for its smaller node, nothing else.
+    ASSERT_EQ(accepted, !full || distance < last);
+    if (!accepted && kept) ASSERT_EQ(distance, last);
     want = std::move(next);
     ASSERT_EQ(list.size(), want.size());
     for (size_t i = 0; i < want.size(); ++i) {

@@ -313,7 +313,7 @@ TEST(DistanceTest, DotBytesIsExactForAllDimsAndKernelSets) {
 }
 
 // Four codes against one query's weights: each sum exactly dot_bytes's, in
-// every kernel set, for every tail length, with the extremes as above.
+// every kernel set, for every tail length, and at the extremes.
 TEST(DistanceTest, DotBytesFourIsEachCodesExactSumForAllDimsAndKernelSets) {
   std::mt19937 rng(306);
   std::uniform_int_distribution<int> byte(0, 255);
@@ -338,6 +338,19 @@ TEST(DistanceTest, DotBytesFourIsEachCodesExactSumForAllDimsAndKernelSets) {
         int64_t want = 0;
         for (size_t j = 0; j < dim; ++j) want += int64_t{w[j]} * four[i][j];
         EXPECT_EQ(got[i], want) << k->isa << " dim " << dim << " code " << i;
+      }
+      // The largest sums the contract allows: every weight +-most against
+      // every byte 255, in each of the four places.
+      for (const int sign : {1, -1}) {
+        std::vector<int16_t> w_max(dim, static_cast<int16_t>(sign * most));
+        std::fill(c[0].begin(), c[0].end(), 255);
+        std::fill(c[1].begin(), c[1].end(), 255);
+        std::fill(c[2].begin(), c[2].end(), 255);
+        k->dot_bytes_four(w_max.data(), four, dim, got);
+        for (int i = 0; i < 4; ++i) {
+          EXPECT_EQ(got[i], sign * int64_t{most} * 255 * static_cast<int64_t>(dim))
+              << k->isa << " dim " << dim << " code " << i;
+        }
       }
     }
   }

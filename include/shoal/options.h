@@ -281,8 +281,8 @@ enum class DiskSearch : uint8_t {
 struct SearchOptions {
   uint32_t k = 10;             // neighbours to return (>= 1)
   // L at search time (>= 1): larger = better recall, slower. A graph walk
-  // keeps the max(L, k) closest nodes it has seen (on codes a few more than
-  // k, max(L, k + max(2, k/4)), for the rerank) and ends once the first L
+  // keeps the max(L, k) closest nodes it has seen (on codes max(L, k +
+  // max(2, k/4)), a few more for the rerank) and ends once the first L
   // of them are expanded, so L below k still answers k, sooner and with
   // lower recall (memory-mapped segments; disk-resident ones search with
   // max(L, k), since their answers are the nodes they expanded). Any size:

@@ -151,7 +151,7 @@ class Segment {
   // Beam search from the medoid with list size L = options.list_size and
   // options.beam_width nodes expanded per step; offers up to options.k
   // results to `top` with exact distances. The list keeps max(L, k) nodes
-  // (a mapped walk on codes a few more than k, for its rerank); a mapped
+  // (a mapped walk on codes max(L, k + max(2, k/4)), for its rerank); a mapped
   // segment's walk ends once its first L are expanded (L below k: shorter
   // walks), a disk-resident one's once all max(L, k) are. Entries
   // for which visible(id, sequence) is false are traversed but not offered.

@@ -92,7 +92,9 @@ constexpr int kEntryGroupRounds = 8;
 // nearest are among the 10 nearest by SQ8 code, 0.997 among the 12:
 // bench/code_rank_bench). Two more nodes to rerank take small's recall at
 // list 5 from 0.947 to 0.970, at list 10 from 0.967 to 0.992, for two
-// distances a query (docs/performance.md, "A rerank of k + 2").
+// distances a query (docs/performance.md, "A rerank of k + 2"). Measured at
+// k = 10; a quarter more for larger k is a guess that the codes' misranked
+// share grows with k. Lists of at least RerankFloor(k) are unchanged.
 size_t RerankFloor(uint32_t k) { return size_t{k} + std::max<size_t>(2, k / 4); }
 
 // Distance under kMetric from the query to a stored vector, by the public

@@ -78,7 +78,10 @@ class Sq8Query {
   }
 
  private:
-  // The distance to `code` given sum k_j c_j.
+  // The distance to `code` given sum k_j c_j. Distance and DistanceFour
+  // give the same bits because both inline this one function in the same
+  // file; keep it out of the ISA files (-mfma could fuse its multiply-add
+  // there and not here).
   float Finish(int32_t sum, const uint8_t* code) const {
     const float dot = bias_ + step_ * static_cast<float>(sum);
     switch (metric_) {
