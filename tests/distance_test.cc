@@ -280,6 +280,19 @@ TEST(DistanceTest, KernelsDoNotReadPastTheEndOfTheirInputs) {
   }
 }
 
+// The largest |weight| WeightedBytesFn's contract allows at `dim` (255 *
+// sum |w_i| < 2^31), and `n` weights drawn uniformly within it.
+int MostWeight(size_t dim) {
+  return static_cast<int>(
+      std::min<int64_t>(32767, kMaxWeightedBytesSum / (255 * static_cast<int64_t>(dim))));
+}
+std::vector<int16_t> RandomWeights(std::mt19937& rng, size_t n, int most) {
+  std::uniform_int_distribution<int> weight(-most, most);
+  std::vector<int16_t> w(n);
+  for (int16_t& x : w) x = static_cast<int16_t>(weight(rng));
+  return w;
+}
+
 // 16-bit weights times bytes: every kernel set exactly equal to a 64-bit
 // sum, for every tail length, unaligned, with bytes over the whole 0..255
 // range and weights as large as the kernels' contract allows for the dim.
@@ -288,12 +301,9 @@ TEST(DistanceTest, DotBytesIsExactForAllDimsAndKernelSets) {
   std::uniform_int_distribution<int> byte(0, 255);
   for (const DistanceKernels* k : AvailableKernelSets()) {
     for (size_t dim : TestDims()) {
-      const int most = static_cast<int>(
-          std::min<int64_t>(32767, kMaxWeightedBytesSum / (255 * static_cast<int64_t>(dim))));
-      std::uniform_int_distribution<int> weight(-most, most);
-      std::vector<int16_t> w(dim + 1);
+      const int most = MostWeight(dim);
+      const std::vector<int16_t> w = RandomWeights(rng, dim + 1, most);
       std::vector<uint8_t> c(dim + 1);
-      for (int16_t& x : w) x = static_cast<int16_t>(weight(rng));
       for (uint8_t& x : c) x = static_cast<uint8_t>(byte(rng));
       // The extremes too: every byte 255 against the largest weights.
       std::vector<int16_t> w_max(dim + 1, static_cast<int16_t>(most));
@@ -319,11 +329,8 @@ TEST(DistanceTest, DotBytesFourIsEachCodesExactSumForAllDimsAndKernelSets) {
   std::uniform_int_distribution<int> byte(0, 255);
   for (const DistanceKernels* k : AvailableKernelSets()) {
     for (size_t dim : TestDims()) {
-      const int most = static_cast<int>(
-          std::min<int64_t>(32767, kMaxWeightedBytesSum / (255 * static_cast<int64_t>(dim))));
-      std::uniform_int_distribution<int> weight(-most, most);
-      std::vector<int16_t> w(dim);
-      for (int16_t& x : w) x = static_cast<int16_t>(weight(rng));
+      const int most = MostWeight(dim);
+      const std::vector<int16_t> w = RandomWeights(rng, dim, most);
       // Unaligned and apart: code c at its own offset 1 + c of its buffer.
       std::vector<std::vector<uint8_t>> c(4, std::vector<uint8_t>(dim + 4));
       for (auto& code : c) {
