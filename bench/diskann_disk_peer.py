@@ -338,7 +338,10 @@ def search_all(args, queries, truth, log):
         with output_to(log):
             # cache_mechanism 0: no cache, and no warm-up pass of DiskANN's
             # ~10% sample queries to choose one (a minute on 1M vectors).
-            index = diskannpy.StaticDiskIndex(args.index_dir, max(threads + [1]), cache,
+            # At least two thread contexts: with one, diskannpy 0.7.0 never
+            # returned from loading the index ("Loading centroid data from
+            # medoids", a timed futex wait in a loop; 2026-11-27, --threads '').
+            index = diskannpy.StaticDiskIndex(args.index_dir, max(threads + [2]), cache,
                                               cache_mechanism=1 if cache > 0 else 0,
                                               index_prefix=PREFIX)
         print(f"[load]   cache {cache} nodes: {time.perf_counter() - t0:.1f} s, "

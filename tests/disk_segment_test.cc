@@ -491,6 +491,40 @@ TEST_F(DiskSegmentTest, StatsCountReadsAndTheCacheAroundTheMedoidSavesThem) {
               a.compute_ns / 1e3 / kQueries);
 }
 
+TEST_F(DiskSegmentTest, CacheOfTheWalksStartsIsHitByEveryQuery) {
+  // A walk's first expansion is always one of its starts: the medoid or an
+  // entry point (SQ8), or a group's node (4-bit codes). A cache with room
+  // for exactly the starts holds them all, so every query hits it at once;
+  // a cache grown from the medoid alone would hold the medoid's
+  // neighbourhood instead, far from most queries.
+  TempDir dir(TempDir::Storage::kMemory);
+  Build(dir, Metric::kL2);
+  const segment::NodeLayout layout = segment::NodeLayout::For(kDim, 32);
+  const size_t starts = 1 + kPoints / 64;  // the medoid and the entry points
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> sq8, OpenDisk(starts * layout.node_bytes));
+  auto& disk = static_cast<segment::DiskSegmentReader&>(*sq8);
+  ASSERT_EQ(disk.entry_point_count(), starts - 1);
+  EXPECT_EQ(disk.cached_nodes(), starts);
+  // With 4-bit codes (a budget with room for them, not for SQ8) the
+  // groups' nodes are the starts: about 2 sqrt(n) of them (~130), which
+  // the 48 KiB left for the cache hold.
+  const size_t budget_bytes = kPoints * segment::ResidualSq4::CodeBytes(kDim) + (48 << 10);
+  ASSERT_LT(budget_bytes, kPoints * segment::Sq8::CodeBytes(kDim));
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> four_bit,
+                       Segment::Open(FileSystem::Default(), path_, kDim, metric_,
+                                     {SegmentStorage::kDisk, size_t{64} << 10,
+                                      MemoryBudget::Create(budget_bytes)}));
+  ASSERT_TRUE(static_cast<segment::DiskSegmentReader&>(*four_bit).four_bit_codes());
+  for (const Segment* s : {sq8.get(), four_bit.get()}) {
+    SegmentSearchStats stats;
+    for (size_t q = 0; q < kQueries; ++q) {
+      ASSERT_OK(Search(*s, Query(q), 10, &stats).status());
+    }
+    EXPECT_GE(stats.cache_hits, kQueries);
+    EXPECT_LT(stats.reads + stats.cache_hits, stats.hops);
+  }
+}
+
 // ---- Blocks hold graph neighbours; the memory budget ----
 
 TEST_F(DiskSegmentTest, ABlocksRecordsAreItsFirstRecordsGraphNeighbours) {

@@ -217,9 +217,13 @@ struct Options {
   // scratch of a few hundred KiB and an io_uring ring for its lifetime.
   SegmentStorage segment_storage = SegmentStorage::kMapped;
   // kDisk only: per segment, bytes of node records (full vector and
-  // neighbour list) pinned in RAM, the medoid's neighbourhood breadth-first:
-  // the first hops of every search then read nothing. Per segment, so a DB
-  // holds up to this times its segment count (about one per shard at rest).
+  // neighbour list) pinned in RAM: the nodes where walks start (the medoid,
+  // then the entry points or, with 4-bit codes, each group's node nearest
+  // its centre), then their neighbours breadth-first, so that a search's
+  // first hops read nothing. 1 MiB holds about 1,300 records at 128-d; a
+  // 1M-vector segment has 4,096 entry points (about 2,000 groups). Per
+  // segment, so a DB holds up to this times its segment count (about one
+  // per shard at rest).
   // Filled when a segment is opened, one block read per cached node.
   // 0: no cache.
   size_t node_cache_bytes = 1 << 20;

@@ -231,8 +231,14 @@ absl::StatusOr<std::shared_ptr<Segment>> DiskSegmentReader::Open(
       if (!options.budget->TryReserve(cache_bytes, &r)) cache_bytes = 0;  // raced: none
       s->reservation_.Merge(std::move(r));
     }
+    // Walks start at the medoid and the entry points (or the groups'
+    // nodes): the cache holds them first, then their neighbourhoods.
+    std::vector<uint32_t> seeds{header.medoid};
+    seeds.insert(seeds.end(), s->entry_points_.begin(), s->entry_points_.end());
+    static_assert(kNoGroupNode == kNoNode, "Build skips groups without a node");
+    seeds.insert(seeds.end(), s->group_nodes_.begin(), s->group_nodes_.end());
     SHOAL_RETURN_IF_ERROR(s->cache_.Build(
-        header.layout, header.medoid, cache_bytes,
+        header.layout, seeds, cache_bytes,
         [s](uint32_t node, char* out) { return s->ReadRecord(node, out); }));
   }
   return segment;

@@ -9,15 +9,21 @@
 
 namespace shoal::segment {
 
-absl::Status NodeCache::Build(const NodeLayout& layout, uint32_t medoid, size_t budget_bytes,
-                              const ReadRecordFn& read) {
+absl::Status NodeCache::Build(const NodeLayout& layout, std::span<const uint32_t> seeds,
+                              size_t budget_bytes, const ReadRecordFn& read) {
   node_bytes_ = layout.node_bytes;
   const size_t capacity = budget_bytes / layout.node_bytes;
-  if (capacity == 0 || medoid == kNoNode) return absl::OkStatus();
+  if (capacity == 0) return absl::OkStatus();
   // Records are appended in BFS order; a node is queued once (slot_ holds
   // every queued node, its slot assigned when queued).
-  std::deque<uint32_t> queue{medoid};
-  slot_[medoid] = 0;
+  std::deque<uint32_t> queue;
+  for (const uint32_t seed : seeds) {
+    if (slot_.size() == capacity) break;
+    if (seed == kNoNode) continue;
+    if (slot_.try_emplace(seed, static_cast<uint32_t>(slot_.size())).second) {
+      queue.push_back(seed);
+    }
+  }
   records_.reserve(capacity * node_bytes_);
   while (!queue.empty()) {
     const uint32_t node = queue.front();

@@ -2,12 +2,15 @@
 //
 // The node cache of a disk-resident segment: whole node records (full
 // vector, id, sequence, neighbour list) pinned in RAM for the segment's
-// lifetime, so that the first hops of every search, which all start at the
-// medoid, read nothing from the file (DiskANN's cached BFS levels).
+// lifetime, so that the first hops of every search read nothing from the
+// file (DiskANN's cached BFS levels).
 //
-// Which nodes: breadth-first from the medoid, level by level, until the next
-// record would pass the byte budget. Records come from blocks that passed
-// their checks (segment_checks.h); once in RAM they are trusted.
+// Which nodes: breadth-first from the nodes where walks start (the medoid,
+// then the entry points or the groups' nodes: a walk's first expansions are
+// among them), all of them first, then their neighbours, level by level,
+// until the next record would pass the byte budget. Records come from
+// blocks that passed their checks (segment_checks.h); once in RAM they are
+// trusted.
 //
 // Thread-safe: immutable after Build.
 
@@ -17,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -30,10 +34,11 @@ class NodeCache {
   // Reads the checked record of `node` (layout.node_bytes bytes) into `out`.
   using ReadRecordFn = std::function<absl::Status(uint32_t node, char* out)>;
 
-  // Pins the records breadth-first from `medoid` while they fit in
-  // `budget_bytes`. Errors of `read` are returned (the cache is then empty).
-  absl::Status Build(const NodeLayout& layout, uint32_t medoid, size_t budget_bytes,
-                     const ReadRecordFn& read);
+  // Pins the records breadth-first from `seeds` (in their order; kNoNode
+  // and repeats skipped) while they fit in `budget_bytes`. Errors of `read`
+  // are returned (the cache is then empty).
+  absl::Status Build(const NodeLayout& layout, std::span<const uint32_t> seeds,
+                     size_t budget_bytes, const ReadRecordFn& read);
 
   // The pinned record of `node`, or null.
   const char* Find(uint32_t node) const {

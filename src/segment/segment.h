@@ -109,7 +109,8 @@ struct SegmentSearchStats {
 // "Disk-resident segments").
 struct SegmentOpenOptions {
   SegmentStorage storage = SegmentStorage::kMapped;
-  // kDisk: bytes of node records pinned in RAM around the medoid.
+  // kDisk: bytes of node records pinned in RAM: where walks start (the
+  // medoid, the entry points or the groups' nodes) and around them.
   size_t node_cache_bytes = 0;
   // kDisk: what the codes and the cache reserve from (null: no limit).
   // Shared: a segment's reservations keep it alive until they are released.
