@@ -220,13 +220,15 @@ struct Options {
   // neighbour list) pinned in RAM: the nodes where walks start (the medoid,
   // then the entry points or, with 4-bit codes, each group's node nearest
   // its centre), then their neighbours breadth-first, so that a search's
-  // first hops read nothing. 1 MiB holds about 1,300 records at 128-d; a
-  // 1M-vector segment has 4,096 entry points (about 2,000 groups). Per
-  // segment, so a DB holds up to this times its segment count (about one
-  // per shard at rest).
+  // first hops read nothing. 4 MiB holds about 5,200 records at 128-d: a
+  // 1M-vector segment's 4,096 entry points (or its ~2,000 groups' nodes)
+  // and some of their neighbours; when the starts do not all fit, every
+  // few of them are kept. Per segment (never more than its records), so a
+  // DB holds up to this times its segment count (about one per shard at
+  // rest).
   // Filled when a segment is opened, one block read per cached node.
   // 0: no cache.
-  size_t node_cache_bytes = 1 << 20;
+  size_t node_cache_bytes = 4 << 20;
   // kDisk only: RAM for the codes and node caches of all the DB's segments
   // together; 0 = no limit. A segment, when opened, keeps its SQ8 codes
   // (dim + 4 bytes a vector, rounded up to 16) if they fit what is left,

@@ -2,7 +2,9 @@
 
 #include "segment/node_cache.h"
 
+#include <algorithm>
 #include <deque>
+#include <vector>
 
 #include "util/coding.h"
 #include "util/status_macros.h"
@@ -16,12 +18,18 @@ absl::Status NodeCache::Build(const NodeLayout& layout, std::span<const uint32_t
   if (capacity == 0) return absl::OkStatus();
   // Records are appended in BFS order; a node is queued once (slot_ holds
   // every queued node, its slot assigned when queued).
-  std::deque<uint32_t> queue;
+  std::vector<uint32_t> starts;
   for (const uint32_t seed : seeds) {
-    if (slot_.size() == capacity) break;
-    if (seed == kNoNode) continue;
-    if (slot_.try_emplace(seed, static_cast<uint32_t>(slot_.size())).second) {
-      queue.push_back(seed);
+    if (seed != kNoNode) starts.push_back(seed);
+  }
+  // More starts than room: every step-th of them, so that the pinned ones
+  // are spread over the node order (which is a locality order) rather than
+  // all from its beginning.
+  const size_t step = (starts.size() + capacity - 1) / capacity;
+  std::deque<uint32_t> queue;
+  for (size_t i = 0; i < starts.size() && slot_.size() < capacity; i += std::max<size_t>(step, 1)) {
+    if (slot_.try_emplace(starts[i], static_cast<uint32_t>(slot_.size())).second) {
+      queue.push_back(starts[i]);
     }
   }
   records_.reserve(capacity * node_bytes_);

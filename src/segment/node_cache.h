@@ -6,9 +6,11 @@
 // file (DiskANN's cached BFS levels).
 //
 // Which nodes: breadth-first from the nodes where walks start (the medoid,
-// then the entry points or the groups' nodes: a walk's first expansions are
-// among them), all of them first, then their neighbours, level by level,
-// until the next record would pass the byte budget. Records come from
+// then the entry points or the groups' nodes: a walk's first expansion is
+// always one of them), all of them first (every step-th when they do not
+// all fit, so that they spread over the node order), then their
+// neighbours, level by level, until the next record would pass the byte
+// budget. Records come from
 // blocks that passed their checks (segment_checks.h); once in RAM they are
 // trusted.
 //
@@ -34,9 +36,11 @@ class NodeCache {
   // Reads the checked record of `node` (layout.node_bytes bytes) into `out`.
   using ReadRecordFn = std::function<absl::Status(uint32_t node, char* out)>;
 
-  // Pins the records breadth-first from `seeds` (in their order; kNoNode
-  // and repeats skipped) while they fit in `budget_bytes`. Errors of `read`
-  // are returned (the cache is then empty).
+  // Pins the records breadth-first from `seeds` (kNoNode and repeats
+  // skipped; every step-th when more than fit) while they fit in
+  // `budget_bytes`. Errors of `read` are returned (the cache is then
+  // empty). REQUIRES: every seed other than kNoNode < the segment's node
+  // count.
   absl::Status Build(const NodeLayout& layout, std::span<const uint32_t> seeds,
                      size_t budget_bytes, const ReadRecordFn& read);
 

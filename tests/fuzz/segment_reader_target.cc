@@ -240,7 +240,7 @@ int FuzzSegmentReader(const uint8_t* data, size_t size) {
   // With flag bit 2 the searches, lookups and checks go to a disk-resident
   // reader (blocks read on demand, a node cache from params' low bits). It
   // accepts every file the mapped reader accepts, except that filling its
-  // cache reads (and checks) the blocks around the medoid at open: a damaged
+  // cache reads (and checks) the blocks where walks start at open: a damaged
   // one there is DataLoss at open, and then the file does not verify.
   // With flag bit 3 too, and dim <= 128, a memory budget of one byte: the
   // reader derives 4-bit codes from the file's SQ8 codes (a second pass
