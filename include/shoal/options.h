@@ -222,8 +222,8 @@ struct Options {
   // its centre), then their neighbours breadth-first, so that a search's
   // first hops read nothing. 4 MiB holds about 5,200 records at 128-d: a
   // 1M-vector segment's 4,096 entry points (or its ~2,000 groups' nodes)
-  // and some of their neighbours; when the starts do not all fit, every
-  // few of them are kept. Per segment (never more than its records), so a
+  // and some of their neighbours; when the starts do not all fit, as many
+  // as fit, spread over them. Per segment (never more than its records), so a
   // DB holds up to this times its segment count (about one per shard at
   // rest).
   // Filled when a segment is opened, one block read per cached node.

@@ -22,14 +22,15 @@ absl::Status NodeCache::Build(const NodeLayout& layout, std::span<const uint32_t
   for (const uint32_t seed : seeds) {
     if (seed != kNoNode) starts.push_back(seed);
   }
-  // More starts than room: every step-th of them, so that the pinned ones
-  // are spread over the node order (which is a locality order) rather than
-  // all from its beginning.
-  const size_t step = (starts.size() + capacity - 1) / capacity;
+  // More starts than room: `capacity` of them spread evenly over the list
+  // (the entry points follow the node order, a locality order), not the
+  // first ones.
+  const size_t take = std::min(starts.size(), capacity);
   std::deque<uint32_t> queue;
-  for (size_t i = 0; i < starts.size() && slot_.size() < capacity; i += std::max<size_t>(step, 1)) {
-    if (slot_.try_emplace(starts[i], static_cast<uint32_t>(slot_.size())).second) {
-      queue.push_back(starts[i]);
+  for (size_t i = 0; i < take; ++i) {
+    const uint32_t node = starts[i * starts.size() / take];
+    if (slot_.try_emplace(node, static_cast<uint32_t>(slot_.size())).second) {
+      queue.push_back(node);
     }
   }
   records_.reserve(capacity * node_bytes_);

@@ -7,12 +7,11 @@
 //
 // Which nodes: breadth-first from the nodes where walks start (the medoid,
 // then the entry points or the groups' nodes: a walk's first expansion is
-// always one of them), all of them first (every step-th when they do not
-// all fit, so that they spread over the node order), then their
-// neighbours, level by level, until the next record would pass the byte
-// budget. Records come from
-// blocks that passed their checks (segment_checks.h); once in RAM they are
-// trusted.
+// always one of them), all of them first (as many as fit, spread evenly
+// over the list when they do not all fit), then their neighbours, level by
+// level, until the next record would pass the byte budget. Records come
+// from blocks that passed their checks (segment_checks.h); once in RAM they
+// are trusted.
 //
 // Thread-safe: immutable after Build.
 
@@ -37,7 +36,7 @@ class NodeCache {
   using ReadRecordFn = std::function<absl::Status(uint32_t node, char* out)>;
 
   // Pins the records breadth-first from `seeds` (kNoNode and repeats
-  // skipped; every step-th when more than fit) while they fit in
+  // skipped; spread evenly over them when more than fit) while they fit in
   // `budget_bytes`. Errors of `read` are returned (the cache is then
   // empty). REQUIRES: every seed other than kNoNode < the segment's node
   // count.
