@@ -348,11 +348,9 @@ TEST(DistanceTest, DotBytesFourIsEachCodesExactSumForAllDimsAndKernelSets) {
       }
       // The largest sums the contract allows: every weight +-most against
       // every byte 255, in each of the four places.
+      for (auto& code : c) std::fill(code.begin(), code.end(), 255);
       for (const int sign : {1, -1}) {
         std::vector<int16_t> w_max(dim, static_cast<int16_t>(sign * most));
-        std::fill(c[0].begin(), c[0].end(), 255);
-        std::fill(c[1].begin(), c[1].end(), 255);
-        std::fill(c[2].begin(), c[2].end(), 255);
         k->dot_bytes_four(w_max.data(), four, dim, got);
         for (int i = 0; i < 4; ++i) {
           EXPECT_EQ(got[i], sign * int64_t{most} * 255 * static_cast<int64_t>(dim))
