@@ -526,6 +526,20 @@ TEST_F(DiskSegmentTest, CacheOfTheWalksStartsIsHitByEveryQuery) {
   }
 }
 
+TEST_F(DiskSegmentTest, HugeNodeCacheSizeCachesEveryNodeOnce) {
+  // A cache size past what the segment holds (here the largest size_t) is
+  // capped at its records: every node pinned, nothing more reserved.
+  TempDir dir(TempDir::Storage::kMemory);
+  Build(dir, Metric::kL2);
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> s,
+                       OpenDisk(std::numeric_limits<size_t>::max()));
+  EXPECT_EQ(static_cast<segment::DiskSegmentReader&>(*s).cached_nodes(), kPoints);
+  SegmentSearchStats stats;
+  ASSERT_OK(Search(*s, Query(0), 10, &stats).status());
+  EXPECT_EQ(stats.reads, 0u);
+  EXPECT_GT(stats.cache_hits, 0u);
+}
+
 // ---- Blocks hold graph neighbours; the memory budget ----
 
 TEST_F(DiskSegmentTest, ABlocksRecordsAreItsFirstRecordsGraphNeighbours) {
