@@ -11,6 +11,7 @@
 #include "db/db_impl.h"
 #include "version/filename.h"
 #include "version/manifest.h"
+#include "segment/graph_reach.h"
 #include "segment/segment.h"
 #include "util/coding.h"
 #include "util/status_macros.h"
@@ -116,7 +117,23 @@ absl::StatusOr<VerifyReport> VerifyDatabase(FileSystem* fs, const std::string& p
         report.files_checked += 1;
         absl::StatusOr<uint64_t> size = fs->FileSize(seg_path);
         if (size.ok()) report.bytes_checked += *size;
-        if (!status.ok()) report.problems.push_back({seg_path, std::string(status.message()), true});
+        if (!status.ok()) {
+          report.problems.push_back({seg_path, std::string(status.message()), true});
+          continue;
+        }
+        // Not damage: a graph written before builds connected every node.
+        absl::StatusOr<uint64_t> unreachable = segment::CountUnreachableNodes(**segment);
+        if (!unreachable.ok()) {
+          report.problems.push_back({seg_path, std::string(unreachable.status().message()), true});
+        } else if (*unreachable > 0) {
+          report.problems.push_back(
+              {seg_path,
+               absl::StrCat(*unreachable, " of ", (*segment)->vector_count(),
+                            " nodes no walk from the medoid reaches: only searches with a list "
+                            "as long as the segment return them; the next merge of this "
+                            "segment connects them"),
+               false});
+        }
       }
     }
     // The commit log (kAlways): files a crash left, for Open to replay.

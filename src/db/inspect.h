@@ -29,7 +29,8 @@ absl::StatusOr<std::vector<CollectionReport>> CollectStats(DB& db);
 struct VerifyProblem {
   std::string path;
   std::string what;  // the status message: says where (offset) and what
-  bool fatal = true; // false: a torn log tail, which recovery drops by design
+  bool fatal = true; // false: a torn log tail, which recovery drops by design,
+                     // or a graph with unreachable nodes (nothing is lost)
 };
 
 struct VerifyReport {
@@ -46,7 +47,8 @@ struct VerifyReport {
 
 // Checks every checksum of the database at `path`: the manifest, every log
 // file (every record), every segment (every sector, the id table, header and
-// footer). Takes the directory's lock (FailedPrecondition when it is in use)
+// footer), and reports (not fatal) each segment whose graph leaves nodes
+// unreachable from its medoid. Takes the directory's lock (FailedPrecondition when it is in use)
 // and changes nothing. An error status means the check itself could not run.
 absl::StatusOr<VerifyReport> VerifyDatabase(FileSystem* fs, const std::string& path);
 

@@ -21,6 +21,8 @@
 // The pipelined walk (disk_segment_pipelined_search.cc) differs only in
 // when it reads and expands.
 //
+// A list as long as the segment scans it instead (segment_scan.h).
+//
 // Each thread keeps its scratch (disk_search_scratch.h) in a thread_local,
 // so a query allocates nothing once its thread has searched a segment this
 // large. Reentrant, as segment_search.cc.
@@ -37,6 +39,7 @@
 #include "segment/disk_segment_reader.h"
 #include "segment/entry_points.h"
 #include "segment/scratch_lease.h"
+#include "segment/segment_scan.h"
 #include "segment/sq8.h"
 #include "util/coding.h"
 #include "util/status_macros.h"
@@ -216,6 +219,9 @@ absl::Status DiskSegmentReader::Search(const float* query, const SearchOptions& 
                                        const std::function<bool(uint64_t, uint64_t)>& visible,
                                        TopK* top, SegmentSearchStats* stats) const {
   if (header_.vector_count == 0 || options.k == 0) return absl::OkStatus();
+  if (SearchScans(options, header_.vector_count)) {
+    return ScanSegment(*this, header_.metric, header_.dim, query, visible, top, stats);
+  }
   SearchOptions resolved = options;
   resolved.beam_width = options.beam_width == 0
                             ? kDefaultBeamWidth

@@ -72,12 +72,19 @@ struct SegmentBuildOptions {
   // The code stored per node for searches to navigate on.
   VectorCode code = VectorCode::kSq8;
   uint64_t seed = 0x5eed;  // with one thread, the same input gives the same file
+  // For tests: false skips the step that makes every node reachable from the
+  // medoid (VamanaBuilder::Connect), leaving the graphs builds made before
+  // it (issue 41), to test what reads and heals them.
+  bool connect = true;
 };
 
 // Where the time of a build went (for SHOAL_DEBUG_TIMING and the bench).
 struct SegmentBuildStats {
   double medoid_seconds = 0;
-  double insert_seconds = 0;  // the insertion pass and the final prune
+  double insert_seconds = 0;  // the insertion pass, the final prune, connect_seconds
+  double connect_seconds = 0;  // of which: making every node findable (step 4 of
+                               // segment/vamana_builder.h)
+  uint64_t connected_nodes = 0;  // nodes no walk reached before step 4 linked them
   double seed_seconds = 0;    // reading and repairing a seed's lists
   uint64_t seeded_nodes = 0;  // nodes whose lists came from a seed
   double write_seconds = 0;   // encode + write + fsync + rename
@@ -156,6 +163,9 @@ class Segment {
   // segment's walk ends once its first L are expanded (L below k: shorter
   // walks), a disk-resident one's once all max(L, k) are. Entries
   // for which visible(id, sequence) is false are traversed but not offered.
+  // A list or k at least as long as the segment (max(L, k) >=
+  // vector_count()) scans every vector instead of walking (segment/segment_scan.h): the answers
+  // are then exact.
   // DataLossError when a sector it reads fails its checksum (each sector is
   // verified the first time it is read).
   [[nodiscard]] virtual absl::Status Search(

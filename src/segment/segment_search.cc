@@ -22,6 +22,8 @@
 // a graph whose medoid does not reach everywhere, from entry points spread
 // over the data (ChooseEntryPoints, at Open).
 //
+// A list as long as the segment scans it instead (segment_scan.h).
+//
 // Each thread keeps its scratch (candidate list, visited set) in a
 // thread_local, so a query allocates nothing once the thread has searched a
 // segment this large. Reentrant: a `visible` callback that searches again
@@ -39,6 +41,7 @@
 #include "segment/entry_points.h"
 #include "segment/prefetch.h"
 #include "segment/scratch_lease.h"
+#include "segment/segment_scan.h"
 #include "segment/segment_reader.h"
 #include "segment/sq8.h"
 #include "segment/visited_set.h"
@@ -322,6 +325,9 @@ absl::Status SegmentReader::Search(const float* query, const SearchOptions& opti
                                    const std::function<bool(uint64_t, uint64_t)>& visible,
                                    TopK* top, SegmentSearchStats* stats) const {
   if (header_.vector_count == 0 || options.k == 0) return absl::OkStatus();
+  if (SearchScans(options, header_.vector_count)) {
+    return ScanSegment(*this, header_.metric, header_.dim, query, visible, top, stats);
+  }
   if (sq8_ != nullptr) return SearchCoded(query, options, visible, top, stats);
   switch (header_.metric) {
     case Metric::kL2:

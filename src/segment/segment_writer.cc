@@ -335,6 +335,7 @@ absl::Status BuildSegment(FileSystem* fs, ThreadPool* pool, const std::string& p
     if (nodes.store->size() > 0) distance.AttachCodes(nodes.sq8.get(), nodes.codes.data());
   }
   segment::VamanaBuilder graph(nodes.store.get(), distance, options.graph, options.seed);
+  if (!options.connect) graph.TEST_SkipConnect();
   if (contents.seed != nullptr) {
     SHOAL_ASSIGN_OR_RETURN(const SeedGraph seed, ReadSeedGraph(contents));
     // Seeded node i is old node old_node[i].

@@ -65,16 +65,16 @@ std::vector<uint32_t> ShuffledOrder(size_t n, uint64_t seed) {
   return order;
 }
 
-// Runs fn(t) for t in [0, threads) concurrently, one per pool thread.
-void OnEveryThread(ThreadPool* pool, size_t threads, const std::function<void(size_t)>& fn) {
+}  // namespace
+
+void VamanaBuilder::OnEveryThread(ThreadPool* pool, size_t threads,
+                                  const std::function<void(size_t)>& fn) {
   if (threads == 1) {
     fn(0);
   } else {
     pool->ParallelFor(threads, fn);
   }
 }
-
-}  // namespace
 
 uint32_t VamanaBuilder::ListCapacity(uint32_t max_degree) {
   return static_cast<uint32_t>(std::ceil(max_degree * kSlack));
@@ -174,7 +174,17 @@ void VamanaBuilder::Extend(size_t seeded, const SeedFn& seed, ThreadPool* pool,
   start = std::chrono::steady_clock::now();
   RunPass(order, pool);
   FinalPrune(pool);
-  if (stats != nullptr) stats->insert_seconds = Seconds(start);
+  const auto connect_start = std::chrono::steady_clock::now();
+  size_t connected = 0;
+  if (connect_) {
+    LinkNearestBack(pool);
+    connected = Connect();
+  }
+  if (stats != nullptr) {
+    stats->insert_seconds = Seconds(start);
+    stats->connect_seconds = Seconds(connect_start);
+    stats->connected_nodes = connected;
+  }
 
   uint64_t computed = 2 * n_;  // the medoid's two passes over the points
   for (const Scratch& s : scratch_) computed += s.distances;

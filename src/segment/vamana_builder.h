@@ -10,7 +10,11 @@
 //      alpha of the nodes it expanded (plus its current neighbours) down to
 //      R, then a backward edge from each new neighbour, pruned (alpha) when
 //      that neighbour's list overflows;
-//   3. lists still longer than R (see kSlack) are pruned to R.
+//   3. lists still longer than R (see kSlack) are pruned to R;
+//   4. every node gets an in-edge from each of its few nearest
+//      out-neighbours (LinkNearestBack), and every node no walk from the
+//      medoid reaches then gets one from a reached node near it (Connect),
+//      so that every node can be found (vamana_connect.cc).
 // DiskANN runs step 2 twice, first with alpha = 1. So did shoal until
 // 2026-11-27: since searches start from entry points where the medoid's
 // walks miss (entry_points.h), the first pass bought little recall (none on
@@ -94,6 +98,9 @@ class VamanaBuilder {
   // For tests: prune every list from scratch, as before kept_before, to
   // check that the flags leave the graph as it was. Call before Build.
   void TEST_PruneWithoutKeptBefore() { use_kept_before_ = false; }
+  // For tests: skip step 4 (LinkNearestBack and Connect), as builds did
+  // before it.
+  void TEST_SkipConnect() { connect_ = false; }
 
  private:
   // Per-thread buffers, reused for every insertion so the inner loops never
@@ -113,6 +120,10 @@ class VamanaBuilder {
     uint64_t distances = 0;
   };
 
+  // Runs fn(t) for t in [0, threads) concurrently, one per pool thread
+  // (threads == 1: on the calling thread).
+  static void OnEveryThread(ThreadPool* pool, size_t threads,
+                            const std::function<void(size_t)>& fn);
   // Inserts every node of `order` (every prune with alpha).
   void RunPass(const std::vector<uint32_t>& order, ThreadPool* pool);
   // Sets p's list from its seed, repairing it where it lost edges.
@@ -133,6 +144,13 @@ class VamanaBuilder {
   // REQUIRES: node's lock held, or no concurrent access.
   void PruneList(uint32_t node, const Candidate* extra, Scratch* s);
   void FinalPrune(ThreadPool* pool);
+  // Step 4: links every node not reachable from the medoid to a reached
+  // node near it (vamana_connect.cc); returns how many it linked. Runs on
+  // the calling thread with scratch_[0]. REQUIRES: no concurrent access.
+  size_t Connect();
+  // Step 4, first part: gives every node an in-edge from each of its
+  // kBackLinks nearest out-neighbours (vamana_connect.cc).
+  void LinkNearestBack(ThreadPool* pool);
   // `pruned`: the list is RobustPrune's output (with alpha_), which a
   // later prune of the node need not test against itself again
   // (pruned_prefix_). REQUIRES: node's lock held, or no concurrent access.
@@ -164,6 +182,7 @@ class VamanaBuilder {
   // RobustPrune as kept_before.
   std::vector<uint32_t> pruned_prefix_;
   bool use_kept_before_ = true;  // false: TEST_PruneWithoutKeptBefore
+  bool connect_ = true;          // false: TEST_SkipConnect
 
   std::vector<Scratch> scratch_;  // one per thread
 };

@@ -1,0 +1,24 @@
+// Copyright 2026 The shoal Authors.
+
+#include "segment/segment_scan.h"
+
+#include "distance/distance.h"
+
+namespace shoal::segment {
+
+absl::Status ScanSegment(const Segment& segment, Metric metric, uint32_t dim,
+                         const float* query,
+                         const std::function<bool(uint64_t id, uint64_t sequence)>& visible,
+                         TopK* top, SegmentSearchStats* stats) {
+  uint64_t computed = 0;
+  absl::Status status =
+      segment.ForEachVector([&](uint64_t id, uint64_t sequence, const float* vector) {
+        if (visible && !visible(id, sequence)) return;
+        ++computed;
+        top->Push(id, Distance(metric, query, vector, dim));
+      });
+  if (stats != nullptr) stats->distance_computations += computed;
+  return status;
+}
+
+}  // namespace shoal::segment
