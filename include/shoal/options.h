@@ -238,8 +238,12 @@ struct Options {
   // as fit, spread over them. Per segment (never more than its records), so a
   // DB holds up to this times its segment count (about one per shard at
   // rest).
-  // Filled when a segment is opened, one block read per cached node.
-  // 0: no cache.
+  // Filled when a segment is opened, one block read per cached node. A
+  // read that fails then stops the fill without failing the open: the
+  // segment keeps the records read before it (said once on stderr), and
+  // searches read the others from the file (reporting the error then if
+  // the read fails again); a block that fails its checksum is damage and
+  // fails the open (DataLossError). 0: no cache. Any value.
   size_t node_cache_bytes = 4 << 20;
   // kDisk only: RAM for the codes and node caches of all the DB's segments
   // together; 0 = no limit. A segment, when opened, keeps its SQ8 codes
