@@ -10,9 +10,13 @@
 // cores to finish each test in a few seconds.
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <barrier>
+#include <chrono>
 #include <cstdint>
+#include <cstdlib>
+#include <iostream>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -23,6 +27,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "shoal/db.h"
 #include "shoal/options.h"
@@ -538,6 +543,151 @@ TEST(ConcurrencyDropTest, FlushAndCompactSkipACollectionDroppedMeanwhile) {
   victim.join();
   EXPECT_GT(drops.load(), 0);
   EXPECT_TRUE(HoldsExactly(*db, "keep", Metric::kL2, keep));
+}
+
+// Seconds CallsRacingADropReturnOkOrNotFound runs: SHOAL_DROP_RACE_SECONDS,
+// default 3 (scripts/test.sh runs it under ThreadSanitizer too).
+double DropRaceSeconds() {
+  const char* env = std::getenv("SHOAL_DROP_RACE_SECONDS");
+  if (env == nullptr) return 3;
+  const double seconds = std::atof(env);
+  return seconds > 0 ? seconds : 3;
+}
+
+// Every call on a collection that another thread drops and creates again in
+// a loop (writing, bulk loading, flushing and compacting it in between)
+// returns OK or NotFound: a call that raced with the drop finds the
+// collection gone, never a closed database. Until 2026-11-28 a few in a
+// million returned FailedPrecondition "database is closed" (the dropped
+// collection's shards were closed under the call).
+TEST(ConcurrencyDropTest, CallsRacingADropReturnOkOrNotFound) {
+  TempDir dir;
+  Options options = DefaultOptions(kDim, Metric::kL2, 2);
+  options.worker_threads = 2;
+  options.memtable_bytes = 32 << 10;  // background flushes during the race
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, dir.path()));
+  CollectionOptions co;
+  co.dim = kDim;
+  co.shard_count = 2;
+  co.graph.max_degree = 16;
+  co.graph.build_list_size = 32;
+  constexpr std::string_view kName = "race";
+  enum Op { kSearch, kSearchBatch, kPut, kPutBatch, kGet, kDelete, kFlush, kCompact,
+            kBulkLoad, kCycle, kOps };
+  static constexpr const char* kOpNames[kOps] = {
+      "Search", "SearchBatch", "Put", "PutBatch", "Get", "Delete", "Flush", "Compact",
+      "BulkLoad", "cycle (create, write, drop)"};
+  // calls[op][code] (absl::StatusCode 0..16; kRaced: see `check`): per
+  // thread, summed at the end.
+  constexpr size_t kRaced = 17;
+  using Counts = std::array<std::array<uint64_t, kRaced + 1>, kOps>;
+  constexpr int kCallers = 3;
+  std::vector<Counts> counts(kCallers + 1, Counts{});
+  FirstFailure failure;
+  // Column kRaced counts NotFound "was dropped during the call": the calls
+  // that did race with a drop (the others came after it).
+  auto check = [&](Counts& c, Op op, const absl::Status& s) {
+    c[op][std::min<size_t>(static_cast<size_t>(s.code()), kRaced - 1)] += 1;
+    if (std::string(s.message()).find("during the call") != std::string::npos) {
+      c[op][kRaced] += 1;
+    }
+    if (!s.ok() && s.code() != StatusCode::kNotFound) {
+      failure.Record(std::string(kOpNames[op]) + ": " + s.ToString());
+    } else if (s.code() == StatusCode::kNotFound && op != kGet && op != kCycle &&
+               std::string(s.message()).find(kName) == std::string::npos) {
+      failure.Record(std::string(kOpNames[op]) + " NotFound without the name: " + s.ToString());
+    }
+  };
+  std::atomic<bool> stop{false};
+  std::thread cycler([&] {
+    Counts& c = counts[kCallers];
+    for (uint64_t round = 0; !stop.load(); ++round) {
+      check(c, kCycle, db->CreateCollection(kName, co));
+      std::vector<uint64_t> ids(200);
+      for (size_t i = 0; i < ids.size(); ++i) ids[i] = i;
+      check(c, kPutBatch, db->PutBatch(kName, ids, RandomVectors(ids.size(), kDim, round)));
+      for (size_t i = 0; i < ids.size(); ++i) ids[i] = 1000 + i;
+      check(c, kBulkLoad, db->BulkLoad(kName, ids, RandomVectors(ids.size(), kDim, ~round)));
+      check(c, kFlush, db->Flush());
+      if (round % 4 == 3) check(c, kCompact, db->Compact());
+      check(c, kCycle, db->DropCollection(kName));
+    }
+  });
+  std::vector<std::thread> callers;
+  for (int t = 0; t < kCallers; ++t) {
+    callers.emplace_back([&, t] {
+      Counts& c = counts[t];
+      std::mt19937_64 rng(t);
+      std::vector<uint64_t> ids(16);
+      while (!stop.load()) {
+        const uint64_t id = rng() % 1200;
+        switch (rng() % 20) {
+          case 0: case 1: case 2: case 3: case 4:
+            check(c, kSearch, db->Search(kName, RandomVector(kDim, rng())).status());
+            break;
+          case 5: case 6:
+            check(c, kSearchBatch, db->SearchBatch(kName, RandomVectors(4, kDim, rng())).status());
+            break;
+          case 7: case 8: case 9:
+            check(c, kPut, db->Put(kName, id, RandomVector(kDim, rng())));
+            break;
+          case 10:
+            for (uint64_t& i : ids) i = rng() % 1200;
+            check(c, kPutBatch, db->PutBatch(kName, ids, RandomVectors(ids.size(), kDim, rng())));
+            break;
+          case 11: case 12: case 13:
+            check(c, kGet, db->Get(kName, id).status());
+            break;
+          case 14:
+            check(c, kDelete, db->Delete(kName, id));
+            break;
+          case 15:
+            for (uint64_t& i : ids) i = 2000 + rng() % 1000;
+            check(c, kBulkLoad, db->BulkLoad(kName, ids, RandomVectors(ids.size(), kDim, rng())));
+            break;
+          case 16: case 17:
+            check(c, kFlush, db->Flush());
+            break;
+          default:
+            check(c, kCompact, db->Compact());
+            break;
+        }
+      }
+    });
+  }
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(DropRaceSeconds());
+  while (!failure.failed() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  stop.store(true);
+  for (std::thread& t : callers) t.join();
+  cycler.join();
+  EXPECT_FALSE(failure.failed()) << failure.message();
+  Counts total{};
+  for (const Counts& c : counts) {
+    for (size_t op = 0; op < kOps; ++op) {
+      for (size_t code = 0; code <= kRaced; ++code) total[op][code] += c[op][code];
+    }
+  }
+  uint64_t calls = 0;
+  std::string summary;
+  for (size_t op = 0; op < kOps; ++op) {
+    summary += absl::StrCat("  ", kOpNames[op], ":");
+    for (size_t code = 0; code < kRaced; ++code) {
+      if (total[op][code] == 0) continue;
+      calls += total[op][code];
+      summary += absl::StrCat(" ", absl::StatusCodeToString(static_cast<StatusCode>(code)),
+                              " ", total[op][code]);
+    }
+    if (total[op][kRaced] > 0) {
+      summary += absl::StrCat(" (dropped during the call: ", total[op][kRaced], ")");
+    }
+    summary += "\n";
+  }
+  std::cout << calls << " calls in " << DropRaceSeconds() << " s:\n" << summary;
+  EXPECT_GT(total[kCycle][0], 0u);  // at least one create and drop
+  ASSERT_OK(db->Close());
 }
 
 }  // namespace

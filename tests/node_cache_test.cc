@@ -76,16 +76,35 @@ TEST_F(NodeCacheTest, MoreSeedsThanRoomKeepsSomeSpreadOverAllOfThem) {
   EXPECT_EQ(cache_.Find(10), nullptr);
 }
 
-TEST_F(NodeCacheTest, AReadErrorLeavesTheCacheEmpty) {
+TEST_F(NodeCacheTest, AReadErrorStopsTheFillAndKeepsTheRecordsReadBeforeIt) {
+  // Seeds 1, 2, 3 and their neighbours fit; the third read (node 3) fails.
   size_t calls = 0;
   const absl::Status s =
-      cache_.Build(layout_, std::vector<uint32_t>{1, 2, 3}, 3 * layout_.node_bytes,
+      cache_.Build(layout_, std::vector<uint32_t>{1, 2, 3}, 8 * layout_.node_bytes,
                    [&](uint32_t node, char* out) {
-                     return ++calls == 2 ? absl::DataLossError("bad block")
+                     return ++calls == 3 ? absl::InternalError("read failed")
                                          : ReadRing(layout_, node, out);
                    });
+  EXPECT_EQ(s.code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(calls, 3u);  // nothing read after the error
+  EXPECT_EQ(cache_.node_count(), 2u);
+  EXPECT_EQ(cache_.bytes(), 2u * layout_.node_bytes);
+  for (uint32_t v : {1u, 2u}) {
+    const char* record = cache_.Find(v);
+    ASSERT_NE(record, nullptr) << v;
+    EXPECT_EQ(DecodeFixed32(record + layout_.neighbors_offset()), v + 1);
+  }
+  // Neither the failed node nor the neighbours queued but not read.
+  for (uint32_t v : {3u, 4u, 5u}) EXPECT_EQ(cache_.Find(v), nullptr) << v;
+}
+
+TEST_F(NodeCacheTest, AReadErrorOnTheFirstRecordLeavesTheCacheEmpty) {
+  const absl::Status s =
+      cache_.Build(layout_, std::vector<uint32_t>{1, 2, 3}, 3 * layout_.node_bytes,
+                   [](uint32_t, char*) { return absl::DataLossError("bad block"); });
   EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
   EXPECT_EQ(cache_.node_count(), 0u);
+  EXPECT_EQ(cache_.bytes(), 0u);
   EXPECT_EQ(cache_.Find(1), nullptr);
 }
 

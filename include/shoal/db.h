@@ -69,7 +69,11 @@ class DB {
   // InvalidArgument for a bad name or options (dim 0 or > 4096, ...).
   [[nodiscard]] virtual absl::Status CreateCollection(
       std::string_view name, const CollectionOptions& options) = 0;
-  // Removes a collection and all of its data. NotFound when absent.
+  // Removes a collection and all of its data. NotFound when absent. A call
+  // on the collection that runs while it is dropped either completes before
+  // the drop (its status as usual) or returns NotFound naming the collection
+  // (never FailedPrecondition: only Close() closes the database). A flush,
+  // merge or bulk load of it in progress is finished (or refused) first.
   [[nodiscard]] virtual absl::Status DropCollection(std::string_view name) = 0;
   // Names of all collections, sorted.
   virtual std::vector<std::string> ListCollections() const = 0;

@@ -1,7 +1,11 @@
 // Copyright 2026 The shoal Authors.
 //
 // Options that control a shoal database, its collections and its searches.
-// Every field has a default; the comment of each gives the trade-off.
+// Every field has a default; the comment of each gives the trade-off and
+// what it accepts. An enum must hold one of its listed values; a field
+// outside what its comment accepts makes the call that takes it (DB::Open,
+// CreateCollection, every search) return InvalidArgumentError naming the
+// field and the accepted range.
 
 #ifndef SHOAL_INCLUDE_SHOAL_OPTIONS_H_
 #define SHOAL_INCLUDE_SHOAL_OPTIONS_H_
@@ -65,12 +69,13 @@ enum class SegmentStorage : uint8_t {
 
 // Vamana graph parameters (DiskANN's names). Used by segments.
 struct GraphOptions {
-  uint32_t max_degree = 64;         // R: neighbours kept per node
+  uint32_t max_degree = 64;         // R: neighbours kept per node; 1..1024
   uint32_t build_list_size = 100;   // L at build time: larger = better graph, slower build;
                                     // 1..16384 (no larger than a segment in effect).
                                     // Keep it well above max_degree: at L = R = 64 recall
                                     // fell (docs/performance.md, "Builds")
-  float alpha = 1.2f;               // robust-prune slack (>= 1): larger = longer edges kept
+  float alpha = 1.2f;               // robust-prune slack (finite, >= 1): larger = longer
+                                    // edges kept
 };
 
 // Background compaction: as memtables flush, a shard's segments accumulate
@@ -99,13 +104,13 @@ struct CompactionOptions {
   uint32_t min_merge_width = 4;
   // What "similar" means: walking from the newest segment to older ones, the
   // next older one joins the run while its size (vectors and tombstones) is
-  // at most (1 + size_ratio) times the run's so far (>= 0).
+  // at most (1 + size_ratio) times the run's so far (finite, >= 0).
   double size_ratio = 0.2;
   // Fold when the newer segments' sizes add up to at least this fraction of
-  // the largest's (>= 0). Smaller: fewer segments, the largest rewritten
+  // the largest's (finite, >= 0). Smaller: fewer segments, the largest rewritten
   // more often (about 0.7 / fold_ratio times each time it doubles).
   double fold_ratio = 0.125;
-  // The same while the shard holds no unflushed writes (>= 0).
+  // The same while the shard holds no unflushed writes (finite, >= 0).
   double quiescent_fold_ratio = 1.0 / 64;
   // Consolidation: a segment whose vectors are dead (their ids deleted or
   // overwritten in newer segments) for at least this fraction of its
@@ -129,18 +134,19 @@ struct CompactionOptions {
   // graph while small"). Above it each shard merges its own segments (each
   // builds its graph on its own, which costs less than one graph of them
   // all); a shared segment built before stays until Compact(). 0: never.
+  // Any value.
   uint64_t one_graph_max_vectors = 65536;
 };
 
 // The shape of one collection. Fixed when the collection is created.
 struct CollectionOptions {
   uint32_t dim = 0;                 // REQUIRED: 1..4096
-  Metric metric = Metric::kL2;
-  uint32_t shard_count = 0;         // 0 = std::thread::hardware_concurrency(); at most 256
+  Metric metric = Metric::kL2;      // one of the Metric values above
+  uint32_t shard_count = 0;         // 0..256; 0 = std::thread::hardware_concurrency()
   GraphOptions graph;
   // Segments written from now on store this code (segments keep the code
   // they were written with; a collection created before codes existed
-  // opens with kNone).
+  // opens with kNone). One of the VectorCode values above.
   VectorCode code = VectorCode::kSq8;
 };
 
@@ -151,9 +157,10 @@ struct Options {
   bool create_if_missing = true;
   // Fail Open with AlreadyExistsError when the directory already holds a database.
   bool error_if_exists = false;
-  // Durability of writes; see FsyncPolicy.
+  // Durability of writes; one of the FsyncPolicy values above.
   FsyncPolicy fsync = FsyncPolicy::kNever;
-  // kInterval only: period of the background fdatasync, in microseconds (> 0).
+  // kInterval only: period of the background fdatasync, in microseconds
+  // (>= 1 under kInterval; ignored, so any value, under the other policies).
   uint32_t sync_interval_us = 100000;
   // Recovery: when a write-ahead log is damaged before its tail (a checksum
   // failure followed by valid records), Open returns DataLossError naming the
@@ -163,6 +170,8 @@ struct Options {
   // The collection named kDefaultCollection, used by the calls without a
   // collection name. Created on first Open when dim > 0. On a later Open,
   // dim 0 means "as stored"; a different dim or metric is InvalidArgument.
+  // Its fields are checked as CreateCollection checks them (dim may be 0),
+  // also when dim is 0.
   CollectionOptions default_collection;
 
   // ---- Performance ----
@@ -171,15 +180,17 @@ struct Options {
   // a background flush fails (a full disk), a write that would wait returns
   // the flush's error instead, and the first such write after a back-off
   // (10 ms, doubling with each failure up to 1 s) retries the flush and
-  // waits for it: writing resumes by itself once there is room.
+  // waits for it: writing resumes by itself once there is room. Any value
+  // (0: every write freezes its memtable, so every write is a flush).
   size_t memtable_bytes = 64 << 20;
   // Memtable vectors live in arena blocks of this size (rounded up to hold at
-  // least one vector).
+  // least one vector). At most 1 GiB (1 << 30).
   size_t arena_block_bytes = 4 << 20;
   // Touch arena blocks and log space up front, so writes take no page faults.
   bool preallocate = false;
   // Size of one write-ahead log file; a record larger than this gets a file of
-  // its own. Log space is reserved (mapped) this much at a time.
+  // its own. Log space is reserved (mapped) this much at a time. At most
+  // 4 GiB (1 << 32).
   size_t wal_file_bytes = 64 << 20;
   // kAlways only: write the log that writes wait for (the collection's
   // commit log, or each shard's log without collection_commit_log) with
@@ -208,7 +219,8 @@ struct Options {
   FileSystem* file_system = nullptr;
   // Background compaction of every collection's segments.
   CompactionOptions compaction;
-  // How segments are read while searched; see SegmentStorage. kDisk trades
+  // How segments are read while searched: one of the SegmentStorage values
+  // above. kDisk trades
   // latency (one block read per expanded node not in the cache, about
   // list_size per segment per query) for RAM (about code bytes + 24 bytes
   // per vector, plus the cache). With kDisk a search of a collection of
@@ -226,8 +238,12 @@ struct Options {
   // as fit, spread over them. Per segment (never more than its records), so a
   // DB holds up to this times its segment count (about one per shard at
   // rest).
-  // Filled when a segment is opened, one block read per cached node.
-  // 0: no cache.
+  // Filled when a segment is opened, one block read per cached node. A
+  // read that fails then stops the fill without failing the open: the
+  // segment keeps the records read before it (said once on stderr), and
+  // searches read the others from the file (reporting the error then if
+  // the read fails again); a block that fails its checksum is damage and
+  // fails the open (DataLossError). 0: no cache. Any value.
   size_t node_cache_bytes = 4 << 20;
   // kDisk only: RAM for the codes and node caches of all the DB's segments
   // together; 0 = no limit. A segment, when opened, keeps its SQ8 codes
@@ -240,10 +256,11 @@ struct Options {
   // node_cache_bytes. A segment's share is freed when it is dropped, so
   // segments opened while a merge runs see less. Not counted: the id tables
   // (24 bytes an entry), the 4-bit codes' group centres (about 2 sqrt(n) x
-  // dim floats a segment: 1 MiB for 1M x 128) and searches' scratch.
+  // dim floats a segment: 1 MiB for 1M x 128) and searches' scratch. Any
+  // value.
   size_t memory_budget_bytes = 0;
   // Threads for parallel work (batch writes, recovery, search fan-out).
-  // 0 = std::thread::hardware_concurrency(); at most 1024. Open returns
+  // 0..1024; 0 = std::thread::hardware_concurrency(). Open returns
   // ResourceExhaustedError when the system refuses a thread.
   uint32_t worker_threads = 0;
 };
@@ -285,7 +302,7 @@ enum class DiskSearch : uint8_t {
 
 // Options for one search.
 struct SearchOptions {
-  uint32_t k = 10;             // neighbours to return (>= 1)
+  uint32_t k = 10;             // neighbours to return (>= 1; any larger value)
   // L at search time (>= 1): larger = better recall, slower. A graph walk
   // keeps the max(L, k) closest nodes it has seen (on codes max(L, k +
   // max(2, k/4)), a few more for the rerank) and ends once the first L
@@ -303,10 +320,11 @@ struct SearchOptions {
   // larger values only pay off when a step waits on storage
   // (SegmentStorage::kDisk: each step reads beam_width blocks together, or
   // with DiskSearch::kPipelined, beam_width reads stay in flight; on 1M x 128
-  // W 8 gave 2x the QPS of W 1 at recall 0.95, docs/performance.md). Disk
-  // searches keep at most 64 reads in flight, whatever is asked.
+  // W 8 gave 2x the QPS of W 1 at recall 0.95, docs/performance.md). Any
+  // value: disk searches keep at most 64 reads in flight, whatever is asked.
   uint32_t beam_width = 0;
-  // SegmentStorage::kDisk only: beam or pipelined search; see DiskSearch.
+  // SegmentStorage::kDisk only: beam or pipelined search; one of the
+  // DiskSearch values above (checked under kMapped too).
   DiskSearch disk_search = DiskSearch::kAuto;
   // When not null, the search adds what it did to *stats (not reset first;
   // not owned; must outlive the call). DB::SearchBatch adds every query's.

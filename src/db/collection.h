@@ -85,9 +85,10 @@ class Collection {
   [[nodiscard]] absl::Status Close();
 
   // Set (under the DB's manifest lock) once a DropCollection has taken the
-  // collection out of the manifest: its calls may then fail (NotFound from
-  // a manifest edit, FailedPrecondition once closed), and whole-database
-  // calls skip it instead of reporting that.
+  // collection out of the manifest, before it is closed: its calls may then
+  // fail (NotFound from a manifest edit, FailedPrecondition once closed, an
+  // I/O error once its files go). The DB reports such a failure as NotFound
+  // (the collection is gone), and whole-database calls skip it.
   void set_dropped(bool dropped) { dropped_.store(dropped, std::memory_order_release); }
   bool dropped() const { return dropped_.load(std::memory_order_acquire); }
 

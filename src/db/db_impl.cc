@@ -32,6 +32,21 @@ auto NoThrow(F&& f) -> decltype(f()) {
   }
 }
 
+// A call on `c` that DropCollection overtook (it closed c's shards,
+// refused c's manifest edits, removed c's files under the call) fails as a
+// call made after the drop does: NotFound naming the collection. Bad input
+// stays InvalidArgument (it is checked before anything else).
+absl::Status DroppedAsNotFound(const Collection& c, absl::Status s) {
+  if (s.ok() || s.code() == absl::StatusCode::kInvalidArgument || !c.dropped()) return s;
+  return absl::NotFoundError(absl::StrCat("collection '", c.name(),
+                                          "' was dropped during the call (", s.message(), ")"));
+}
+template <typename T>
+absl::StatusOr<T> DroppedAsNotFound(const Collection& c, absl::StatusOr<T> r) {
+  if (r.ok()) return r;
+  return DroppedAsNotFound(c, std::move(r).status());
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<DB>> DB::Open(const Options& options,
@@ -316,46 +331,46 @@ absl::Status DBImpl::Put(std::string_view collection, uint64_t id,
                          std::span<const float> vector) {
   SHOAL_RETURN_IF_ERROR(CheckWritable());
   SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
-  return NoThrow([&] { return c->Put(id, vector); });
+  return DroppedAsNotFound(*c, NoThrow([&] { return c->Put(id, vector); }));
 }
 
 absl::Status DBImpl::PutBatch(std::string_view collection, std::span<const uint64_t> ids,
                               std::span<const float> vectors) {
   SHOAL_RETURN_IF_ERROR(CheckWritable());
   SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
-  return NoThrow([&] { return c->PutBatch(ids, vectors); });
+  return DroppedAsNotFound(*c, NoThrow([&] { return c->PutBatch(ids, vectors); }));
 }
 
 absl::Status DBImpl::Delete(std::string_view collection, uint64_t id) {
   SHOAL_RETURN_IF_ERROR(CheckWritable());
   SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
-  return NoThrow([&] { return c->Delete(id); });
+  return DroppedAsNotFound(*c, NoThrow([&] { return c->Delete(id); }));
 }
 
 absl::StatusOr<std::vector<float>> DBImpl::Get(std::string_view collection, uint64_t id) {
   SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
-  return NoThrow([&] { return c->Get(id); });
+  return DroppedAsNotFound(*c, NoThrow([&] { return c->Get(id); }));
 }
 
 absl::StatusOr<std::vector<Neighbor>> DBImpl::Search(std::string_view collection,
                                                      std::span<const float> query,
                                                      const SearchOptions& options) {
   SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
-  return NoThrow([&] { return c->Search(query, options); });
+  return DroppedAsNotFound(*c, NoThrow([&] { return c->Search(query, options); }));
 }
 
 absl::StatusOr<std::vector<std::vector<Neighbor>>> DBImpl::SearchBatch(
     std::string_view collection, std::span<const float> queries,
     const SearchOptions& options) {
   SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
-  return NoThrow([&] { return c->SearchBatch(queries, options); });
+  return DroppedAsNotFound(*c, NoThrow([&] { return c->SearchBatch(queries, options); }));
 }
 
 absl::Status DBImpl::BulkLoad(std::string_view collection, std::span<const uint64_t> ids,
                               std::span<const float> vectors) {
   SHOAL_RETURN_IF_ERROR(CheckWritable());
   SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
-  return NoThrow([&] { return c->BulkLoad(ids, vectors); });
+  return DroppedAsNotFound(*c, NoThrow([&] { return c->BulkLoad(ids, vectors); }));
 }
 
 std::vector<std::shared_ptr<Collection>> DBImpl::AllCollections() const {

@@ -20,7 +20,13 @@ namespace shoal {
 
 // Options::worker_threads.
 inline constexpr uint32_t kMaxWorkerThreads = 1024;
+// Options::arena_block_bytes: a block is allocated whole (and, with a
+// prefaulter, a spare one touched ahead); larger sizes only waste memory.
+inline constexpr size_t kMaxArenaBlockBytes = size_t{1} << 30;
+// Options::wal_file_bytes: a log file is mapped (or reserved) whole.
+inline constexpr size_t kMaxWalFileBytes = size_t{1} << 32;
 
+// Every field of `options`, default_collection included (its dim may be 0).
 absl::Status ValidateOptions(const Options& options);
 // Rows of at most this many floats are cleared by AllWellBelowDistanceRange
 // (distance/distance.h) alone.

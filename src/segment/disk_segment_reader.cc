@@ -237,11 +237,37 @@ absl::StatusOr<std::shared_ptr<Segment>> DiskSegmentReader::Open(
     seeds.insert(seeds.end(), s->entry_points_.begin(), s->entry_points_.end());
     static_assert(kNoGroupNode == kNoNode, "Build skips groups without a node");
     seeds.insert(seeds.end(), s->group_nodes_.begin(), s->group_nodes_.end());
-    SHOAL_RETURN_IF_ERROR(s->cache_.Build(
+    absl::Status filled = s->cache_.Build(
         header.layout, seeds, cache_bytes,
-        [s](uint32_t node, char* out) { return s->ReadRecord(node, out); }));
+        [s](uint32_t node, char* out) { return s->ReadRecord(node, out); });
+    // A block that fails its checks is damage in the file: the open fails,
+    // as before. Any other failed read only leaves the cache short (it is
+    // an optimisation): the segment opens with the records read so far,
+    // and a search that needs the others reads them from the file, and
+    // reports an error then if the read fails again.
+    if (absl::IsDataLoss(filled)) return filled;
+    if (!filled.ok()) s->NoteCacheFillError(filled, cache_bytes);
   }
   return segment;
+}
+
+namespace {
+std::atomic<uint64_t> cache_fill_errors{0};
+}  // namespace
+
+uint64_t DiskSegmentReader::CacheFillErrors() { return cache_fill_errors.load(); }
+
+void DiskSegmentReader::NoteCacheFillError(const absl::Status& error, size_t cache_bytes) {
+  cache_fill_failed_ = true;
+  cache_fill_errors.fetch_add(1, std::memory_order_relaxed);
+  // Said once per process: a failing disk would say it for every segment.
+  static std::atomic<bool> said{false};
+  if (!said.exchange(true)) {
+    std::fprintf(stderr,
+                 "shoal: %s: filling the node cache failed after %zu of up to %zu bytes (%s); "
+                 "opened with the records read, the rest are read when searched\n",
+                 path_.c_str(), cache_.bytes(), cache_bytes, error.ToString().c_str());
+  }
 }
 
 absl::Status DiskSegmentReader::ReadAt(uint64_t offset, size_t n, char* dst,

@@ -93,6 +93,11 @@ class DiskSegmentReader final : public Segment {
 
   // Nodes pinned in the node cache.
   size_t cached_nodes() const { return cache_.node_count(); }
+  // Whether a read failed while the node cache was filled at open (the
+  // cache then holds the records read before it), and how many segments
+  // of the process were opened so (Options::node_cache_bytes).
+  bool cache_fill_failed() const { return cache_fill_failed_; }
+  static uint64_t CacheFillErrors();
   size_t entry_point_count() const { return entry_points_.size(); }
   // Bytes of one code held in RAM: SQ8's, or the residual 4-bit code's when
   // the budget was short.
@@ -128,6 +133,9 @@ class DiskSegmentReader final : public Segment {
   absl::Status ReadResult(uint64_t offset, size_t n, absl::Status s) const;
   // CheckNodeBlock (segment_checks.h) of block `block` read into `bytes`.
   absl::Status CheckBlock(const char* bytes, uint32_t block) const;
+  // Open: a read failed while the cache (of up to `cache_bytes`) was
+  // filled. Counts it (CacheFillErrors), says it once on stderr.
+  void NoteCacheFillError(const absl::Status& error, size_t cache_bytes);
   // Reads blocks [first, first + count) with one pread and checks each.
   absl::Status ReadBlockRun(uint64_t first, uint64_t count, char* dst) const;
   // Calls fn(node, record) for every node in order, reading blocks in runs
@@ -216,6 +224,7 @@ class DiskSegmentReader final : public Segment {
   std::vector<uint32_t> entry_points_;
   std::vector<uint8_t> entry_point_codes_;
   NodeCache cache_;              // built in Open, then immutable
+  bool cache_fill_failed_ = false;  // set in Open
   MemoryBudget::Reservation reservation_;  // codes, entry points and cache
 };
 

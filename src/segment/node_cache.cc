@@ -6,6 +6,7 @@
 #include <deque>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "util/coding.h"
 #include "util/status_macros.h"
 
@@ -40,8 +41,11 @@ absl::Status NodeCache::Build(const NodeLayout& layout, std::span<const uint32_t
     const size_t at = records_.size();
     records_.resize(at + node_bytes_);
     if (absl::Status s = read(node, records_.data() + at); !s.ok()) {
-      records_.clear();
-      slot_.clear();
+      // Slots follow the queue order, so the nodes read are those below
+      // this one's slot.
+      records_.resize(at);
+      const uint32_t read_count = static_cast<uint32_t>(at / node_bytes_);
+      absl::erase_if(slot_, [&](const auto& entry) { return entry.second >= read_count; });
       return s;
     }
     // Checked: degree <= R and every neighbour < vector_count.

@@ -37,9 +37,11 @@ class NodeCache {
 
   // Pins the records breadth-first from `seeds` (kNoNode and repeats
   // skipped; spread evenly over them when more than fit) while they fit in
-  // `budget_bytes`. Errors of `read` are returned (the cache is then
-  // empty). REQUIRES: every seed other than kNoNode < the segment's node
-  // count.
+  // `budget_bytes`. The first error of `read` stops the fill and is
+  // returned; the cache then holds the records read before it (each whole,
+  // as `read` gave it), and the caller decides whether the error matters
+  // (DiskSegmentReader::Open: damage does, a failed read does not).
+  // REQUIRES: every seed other than kNoNode < the segment's node count.
   absl::Status Build(const NodeLayout& layout, std::span<const uint32_t> seeds,
                      size_t budget_bytes, const ReadRecordFn& read);
 

@@ -112,16 +112,29 @@ ShardReport Shard::Report() const {
 
 absl::Status Shard::SyncWal() { return wal_->SyncTo(wal_->end_lsn()); }
 
+absl::Status Shard::ClosedError() const {
+  return absl::FailedPreconditionError(absl::StrCat(
+      "collection '", options_.collection_name, "' shard ", options_.index, " is closed"));
+}
+
 absl::Status Shard::Close() {
-  MutexLock lock(&mu_);
-  if (closed_) return absl::OkStatus();
-  closed_ = true;
-  closing_ = true;
-  // Queued flush tasks hold `this`: wait for them. A flush in progress
-  // finishes; the frozen memtables left are in the log and come back on Open.
-  while (pending_tasks_.load() > 0 || flush_running_) {
-    flushed_.WaitFor(&mu_, std::chrono::milliseconds(1));
+  {
+    MutexLock lock(&mu_);
+    if (closed_) return absl::OkStatus();
+    closed_ = true;
+    closing_ = true;
+    // Queued flush tasks hold `this`: wait for them. A flush in progress
+    // finishes; the frozen memtables left are in the log and come back on
+    // Open. A bulk part in flight is published (or refused) and installed
+    // or discarded, its file with it.
+    while (pending_tasks_.load() > 0 || flush_running_ || !pending_bulk_.empty()) {
+      flushed_.WaitFor(&mu_, std::chrono::milliseconds(1));
+    }
   }
+  // A merge in progress holds compact_mu_ (which ranks before mu_): it
+  // finishes; later ones see closing_ and write nothing.
+  { MutexLock merging(&compact_mu_); }
+  MutexLock lock(&mu_);
   if (wal_ == nullptr) return absl::OkStatus();
   return wal_->Close(/*sync=*/true);
 }

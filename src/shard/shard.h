@@ -297,8 +297,12 @@ class Shard {
 
   // Makes everything appended so far durable.
   [[nodiscard]] absl::Status SyncWal();
-  // Waits for background work, syncs, trims and closes the log. Later writes
-  // return FailedPrecondition.
+  // Waits for background work, for bulk parts in flight (prepared, not yet
+  // installed or discarded) and for a merge in progress (a caller's
+  // Compact, a fold across shards), so that no file of the shard is written
+  // after it returns (DropCollection then removes the directory); syncs and
+  // closes the log. Later writes, flushes, bulk loads and compactions return
+  // ClosedError().
   [[nodiscard]] absl::Status Close();
 
   const RecoveryStats& recovery_stats() const { return recovery_; }
@@ -355,6 +359,10 @@ class Shard {
   };
 
   Shard(FileSystem* fs, std::string dir, const ShardOptions& options);
+  // FailedPrecondition naming the shard: it was closed, by DB::Close or by
+  // DropCollection (the DB reports a call that raced with a drop as
+  // NotFound, db/db_impl.cc).
+  absl::Status ClosedError() const;
   uint32_t dim() const { return options_.collection.dim; }
   Metric metric() const { return options_.collection.metric; }
   std::unique_ptr<MemTable> NewMemTable() const;

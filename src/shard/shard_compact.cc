@@ -42,6 +42,9 @@ absl::Status Shard::Compact() {
   std::vector<SegmentSource> inputs;
   {
     ReaderMutexLock lock(&mu_);
+    // Closed meanwhile: Close waits for compact_mu_ so that no merge writes
+    // a file after it.
+    if (closing_) return ClosedError();
     inputs = sources_.CompactionInputs(CompactionLimitLocked());
   }
   uint64_t tombstones = 0;
@@ -304,7 +307,7 @@ absl::Status Shard::WaitForBackgroundWork() {
     if (!busy && (sources_.frozen().empty() || options_.flusher == nullptr)) {
       return compaction_status_;
     }
-    if (closed_) return absl::FailedPreconditionError("database is closed");
+    if (closed_) return ClosedError();
     // pending_tasks_ drops outside the lock: poll as Close does.
     flushed_.WaitFor(&mu_, std::chrono::milliseconds(1));
   }

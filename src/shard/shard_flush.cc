@@ -273,7 +273,7 @@ void Shard::RemoveLogFilesUpTo(uint64_t number) {
 absl::Status Shard::Flush() {
   {
     MutexLock lock(&mu_);
-    if (closed_) return absl::FailedPreconditionError("database is closed");
+    if (closed_) return ClosedError();
     SHOAL_RETURN_IF_ERROR(FreezeLocked());
   }
   SHOAL_RETURN_IF_ERROR(RunFlushes());
@@ -281,7 +281,7 @@ absl::Status Shard::Flush() {
   // RunFlushes stops early only when closing; otherwise what is frozen now
   // was frozen by a concurrent writer after the memtables of this call went.
   if (closing_ && !sources_.frozen().empty()) {
-    return absl::FailedPreconditionError("database is closing");
+    return ClosedError();
   }
   return absl::OkStatus();
 }
@@ -291,7 +291,7 @@ absl::StatusOr<Shard::BulkPart> Shard::PrepareBulk() {
   uint64_t barrier_lsn;
   {
     MutexLock lock(&mu_);
-    if (closed_) return absl::FailedPreconditionError("database is closed");
+    if (closed_) return ClosedError();
     SHOAL_RETURN_IF_ERROR(FreezeLocked());
     part.sequence = next_sequence_;
     // In the commit log too: a later write acknowledged through it takes a

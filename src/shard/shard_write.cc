@@ -155,7 +155,7 @@ absl::Status Shard::Put(std::span<const uint64_t> ids, std::span<const float* co
 
 absl::Status Shard::AdmitLocked(bool may_wait, bool* must_wait) {
   while (true) {
-    if (closed_) return absl::FailedPreconditionError("database is closed");
+    if (closed_) return ClosedError();
     if (sources_.frozen().size() < kMaxFrozen) {
       if (!MergesBehindLocked()) return absl::OkStatus();
       if (!may_wait) {
@@ -186,7 +186,7 @@ absl::Status Shard::Delete(std::span<const uint64_t> ids) {
   uint64_t lsn;
   {
     MutexLock lock(&mu_);
-    if (closed_) return absl::FailedPreconditionError("database is closed");
+    if (closed_) return ClosedError();
     SHOAL_ASSIGN_OR_RETURN(
         lsn, AppendRecord(wal::RecordType::kDelete, static_cast<uint32_t>(ids.size()), 0,
                           ids.size() * sizeof(uint64_t), [&](char* payload) {

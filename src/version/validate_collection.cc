@@ -38,32 +38,35 @@ absl::Status ValidateCollectionName(std::string_view name) {
 absl::Status ValidateCollectionOptions(const CollectionOptions& o) {
   if (o.dim == 0 || o.dim > kMaxDim) {
     return absl::InvalidArgumentError(
-        absl::StrCat("dim must be in 1..", kMaxDim, ", got ", o.dim));
+        absl::StrCat("CollectionOptions::dim must be in 1..", kMaxDim, ", got ", o.dim));
   }
   if (static_cast<uint8_t>(o.metric) > static_cast<uint8_t>(Metric::kCosine)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("unknown metric ", static_cast<int>(o.metric)));
+        absl::StrCat("CollectionOptions::metric must be kL2, kInnerProduct or kCosine (0..2), got ",
+                     static_cast<int>(o.metric)));
   }
   if (o.shard_count > kMaxShards) {
     return absl::InvalidArgumentError(
-        absl::StrCat("shard_count must be at most ", kMaxShards, ", got ", o.shard_count));
+        absl::StrCat("CollectionOptions::shard_count must be in 0..", kMaxShards, ", got ",
+                     o.shard_count));
   }
-  if (o.graph.max_degree == 0 || o.graph.max_degree > 1024) {
+  if (o.graph.max_degree == 0 || o.graph.max_degree > kMaxGraphDegree) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "graph.max_degree must be in 1..1024, got ", o.graph.max_degree));
+        "GraphOptions::max_degree must be in 1..", kMaxGraphDegree, ", got ", o.graph.max_degree));
   }
   if (o.graph.build_list_size == 0 || o.graph.build_list_size > kMaxBuildListSize) {
-    return absl::InvalidArgumentError(absl::StrCat("graph.build_list_size must be in 1..",
+    return absl::InvalidArgumentError(absl::StrCat("GraphOptions::build_list_size must be in 1..",
                                                    kMaxBuildListSize, ", got ",
                                                    o.graph.build_list_size));
   }
   if (!(o.graph.alpha >= 1.0f) || !std::isfinite(o.graph.alpha)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("graph.alpha must be a finite number >= 1, got ", o.graph.alpha));
+        absl::StrCat("GraphOptions::alpha must be finite and >= 1, got ", o.graph.alpha));
   }
   if (o.code != VectorCode::kNone && o.code != VectorCode::kSq8) {
     return absl::InvalidArgumentError(
-        absl::StrCat("unknown vector code ", static_cast<int>(o.code)));
+        absl::StrCat("CollectionOptions::code must be kNone or kSq8 (0..1), got ",
+                     static_cast<int>(o.code)));
   }
   return absl::OkStatus();
 }

@@ -18,6 +18,8 @@ namespace shoal {
 
 inline constexpr uint32_t kMaxDim = 4096;
 inline constexpr uint32_t kMaxShards = 256;
+// GraphOptions::max_degree.
+inline constexpr uint32_t kMaxGraphDegree = 1024;
 inline constexpr size_t kMaxCollectionName = 128;
 // GraphOptions::build_list_size: a build's candidate lists never hold more
 // nodes than the segment has, and a list this long already makes a build

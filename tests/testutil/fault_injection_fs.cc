@@ -204,7 +204,7 @@ class FaultInjectionFileSystem::FaultRandomAccessFile final : public RandomAcces
                         std::unique_ptr<RandomAccessFile> base)
       : fs_(fs), path_(std::move(path)), base_(std::move(base)) {}
   absl::Status Read(uint64_t offset, size_t n, char* scratch) const override {
-    if (absl::Status s = fs_->Check(FsOp::kPread, path_); !s.ok()) return s;
+    if (absl::Status s = fs_->CheckRead(path_, offset, n); !s.ok()) return s;
     return base_->Read(offset, n, scratch);
   }
   uint64_t size() const override { return base_->size(); }
@@ -224,7 +224,7 @@ class FaultInjectionFileSystem::FaultRandomAccessFile final : public RandomAcces
     size_t depth() const override { return base_->depth(); }
     size_t in_flight() const override { return failed_.size() + base_->in_flight(); }
     void Submit(uint64_t offset, size_t n, char* scratch, uint64_t tag) override {
-      if (absl::Status s = fs_->Check(FsOp::kPread, path_); !s.ok()) {
+      if (absl::Status s = fs_->CheckRead(path_, offset, n); !s.ok()) {
         failed_.push_back({tag, std::move(s)});
         return;
       }
@@ -293,6 +293,26 @@ void FaultInjectionFileSystem::TearNthWrite(uint64_t n, size_t keep_bytes) {
 void FaultInjectionFileSystem::ClearFaults() {
   MutexLock lock(&mu_);
   specs_.clear();
+  read_fault_.reset();
+}
+
+void FaultInjectionFileSystem::FailReadsWhere(ReadFaultFn fail) {
+  MutexLock lock(&mu_);
+  read_fault_ = fail ? std::make_shared<const ReadFaultFn>(std::move(fail)) : nullptr;
+}
+
+absl::Status FaultInjectionFileSystem::CheckRead(const std::string& path, uint64_t offset,
+                                                 size_t n) {
+  SHOAL_RETURN_IF_ERROR(Check(FsOp::kPread, path));
+  std::shared_ptr<const ReadFaultFn> fail;
+  {
+    ReaderMutexLock lock(&mu_);
+    fail = read_fault_;
+  }
+  if (fail == nullptr || !(*fail)(path, offset, n)) return absl::OkStatus();
+  faults_injected_.fetch_add(1);
+  return absl::InternalError(
+      absl::StrCat("injected read fault: ", n, " bytes at offset ", offset, " of ", path));
 }
 
 uint64_t FaultInjectionFileSystem::op_count(FsOp op) const {

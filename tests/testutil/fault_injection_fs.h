@@ -102,8 +102,16 @@ class FaultInjectionFileSystem final : public FileSystem {
   // now on (PowerOff): it fails, as does every later one, and nothing more
   // becomes durable. Then DropUnsyncedData gives the state after the crash.
   void PowerOffAtNth(FsOp op, uint64_t n);
-  // Removes every FailNth / TearNthWrite / PowerOffAtNth spec (counters keep
-  // counting; the power stays as it is).
+  // Every random-access read (kPread, RandomAccessFile::Read or a queued
+  // read) for which `fail(path, offset, n)` returns true fails with
+  // InternalError and reads nothing: e.g. a random 2% of the node-block
+  // reads. Called on the reading threads, outside this object's lock: it
+  // must be thread-safe. Replaces an earlier one; null: none.
+  using ReadFaultFn = std::function<bool(const std::string& path, uint64_t offset, size_t n)>;
+  void FailReadsWhere(ReadFaultFn fail);
+  // Removes every FailNth / TearNthWrite / PowerOffAtNth spec and the
+  // FailReadsWhere predicate (counters keep counting; the power stays as it
+  // is).
   void ClearFaults();
 
   // Errors returned because of FailNth / TearNthWrite / power being off.
@@ -203,6 +211,8 @@ class FaultInjectionFileSystem final : public FileSystem {
 
   // Counts one operation of `op` and decides whether it fails. OK to go on.
   absl::Status Check(FsOp op, const std::string& path, size_t* tear_keep = nullptr);
+  // Check for a kPread of [offset, offset + n), then FailReadsWhere.
+  absl::Status CheckRead(const std::string& path, uint64_t offset, size_t n);
   // The node of `path`, starting to track it (durable = current content, or
   // empty when the file does not exist). REQUIRES: mu_ held.
   std::shared_ptr<Node> TrackLocked(const std::string& path, bool* created)
@@ -242,6 +252,7 @@ class FaultInjectionFileSystem final : public FileSystem {
   };
   mutable Mutex mu_;
   std::vector<Spec> specs_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const ReadFaultFn> read_fault_ ABSL_GUARDED_BY(mu_);
   std::array<uint64_t, kFsOpKinds> counts_ ABSL_GUARDED_BY(mu_){};
   std::map<std::string, std::shared_ptr<Node>> nodes_ ABSL_GUARDED_BY(mu_);
   std::vector<DirOp> dir_ops_ ABSL_GUARDED_BY(mu_);  // oldest first
