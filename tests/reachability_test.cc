@@ -7,7 +7,9 @@
 // unconnected by an older build is reported by `shoal verify` and healed by
 // the next merge that extends it.
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -187,16 +189,18 @@ struct LoadCase {
   uint32_t shards;
   uint32_t max_degree;
   uint32_t build_list_size;
-  size_t most_self_misses;  // measured: see docs/performance.md
+  // Self-searches at the default list that may miss: issue 41's goal at the
+  // defaults (0.01%, at least one); at R 16, 4% (2.8% measured; 17% before).
+  double most_self_misses;  // a share of the points
 };
 
 class LoadReachTest : public ::testing::TestWithParam<LoadCase> {};
 
 INSTANTIATE_TEST_SUITE_P(
     Table, LoadReachTest,
-    ::testing::Values(LoadCase{kSanitized ? 5000u : 25000u, 3, 16, 40, 1000},
-                      LoadCase{kSanitized ? 5000u : 25000u, 3, 64, 100, 1000},
-                      LoadCase{kSanitized ? 5000u : 100000u, 2, 64, 100, 1000}),
+    ::testing::Values(LoadCase{kSanitized ? 5000u : 25000u, 3, 16, 40, 0.04},
+                      LoadCase{kSanitized ? 5000u : 25000u, 3, 64, 100, 1e-4},
+                      LoadCase{kSanitized ? 5000u : 100000u, 2, 64, 100, 1e-4}),
     [](const ::testing::TestParamInfo<LoadCase>& info) {
       return "n" + std::to_string(info.param.points) + "_shards" +
              std::to_string(info.param.shards) + "_R" + std::to_string(info.param.max_degree);
@@ -229,8 +233,9 @@ TEST_P(LoadReachTest, ExhaustiveSearchReturnsEveryVectorAndEachVectorFindsItself
                          db->Search(std::span(vectors).subspan(i * kDim, kDim), self));
     misses += got.empty() || got[0].id != i;
   }
-  EXPECT_LE(misses, c.most_self_misses) << "of " << c.points;
-  printf("self-search misses %zu of %zu\n", misses, c.points);
+  const size_t most = std::max<size_t>(1, static_cast<size_t>(c.most_self_misses * c.points));
+  EXPECT_LE(misses, most) << "of " << c.points;
+  std::printf("self-search misses: %zu of %zu\n", misses, c.points);
 }
 
 // `shoal verify` names a segment whose graph leaves nodes unreachable (a

@@ -149,7 +149,7 @@ class VamanaBuilder {
   // the calling thread with scratch_[0]. REQUIRES: no concurrent access.
   size_t Connect();
   // Step 4, first part: gives every node an in-edge from each of its
-  // kBackLinks nearest out-neighbours (vamana_connect.cc).
+  // nearest out-neighbours, R / 16 of them (1 to 4; vamana_connect.cc).
   void LinkNearestBack(ThreadPool* pool);
   // `pruned`: the list is RobustPrune's output (with alpha_), which a
   // later prune of the node need not test against itself again

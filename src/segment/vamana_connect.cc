@@ -9,13 +9,13 @@
 // search for their own values; with the defaults, 4 in 100K unreachable,
 // 0.12% not found (issue 41). Two passes:
 //
-// LinkNearestBack: each node x gives each of its kBackLinks nearest
-// out-neighbours y an edge back to x (a walk that reaches x's neighbourhood
+// LinkNearestBack: each node x gives each of its few nearest out-neighbours
+// y (R / 16 of them, 1 to 4) an edge back to x (a walk that reaches x's neighbourhood
 // then reaches x). A full list drops its edge to the neighbour with the
 // most in-edges, a hub that many other paths reach. Self-searches that
-// miss fell from 0.115% to 0.002-0.004% (100K x 32 Gaussian, defaults) and
-// from 12.6% to 0.4% (25K, R 16, L 40), with recall@10 of ordinary queries
-// unchanged or slightly higher (docs/performance.md, "Every node found").
+// miss fell from 0.11% to 0.001-0.004% (100K x 32 Gaussian, defaults) and
+// from 17% to 2.9% (25K, R 16, L 40), with recall@10 of ordinary queries
+// unchanged (docs/performance.md, "Every node found").
 // Parallel: each list is changed under its lock; in-degrees are relaxed
 // counters (a stale one only picks another hub).
 //
@@ -48,8 +48,13 @@ namespace {
 
 constexpr uint32_t kNoParent = std::numeric_limits<uint32_t>::max();
 
-// Each node gets an in-edge from this many of its nearest out-neighbours.
-constexpr uint32_t kBackLinks = 4;
+// Each node gets an in-edge from this many of its nearest out-neighbours:
+// one per kDegreePerBackLink of R, at least one, at most kMostBackLinks.
+// Each may take a slot of a full list, so short lists give fewer: at R 16,
+// four cost 0.08 of recall@10 at list 10 on 25K Gaussian points, one
+// nothing (docs/performance.md, "Every node found").
+constexpr uint32_t kDegreePerBackLink = 16;
+constexpr uint32_t kMostBackLinks = 4;
 
 // Nodes claimed at a time by a thread of LinkNearestBack.
 constexpr size_t kChunkNodes = 256;
@@ -57,7 +62,8 @@ constexpr size_t kChunkNodes = 256;
 }  // namespace
 
 void VamanaBuilder::LinkNearestBack(ThreadPool* pool) {
-  const uint32_t links = kBackLinks;
+  const uint32_t links =
+      std::clamp<uint32_t>(max_degree_ / kDegreePerBackLink, 1, kMostBackLinks);
   // In-degrees, kept roughly current as edges move (relaxed atomics: a
   // stale count only picks a slightly different hub).
   std::vector<uint32_t> indegree(n_, 0);
