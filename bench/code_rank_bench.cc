@@ -30,7 +30,7 @@
 //
 //   code_rank_bench --dataset large --queries 200
 //
-// Uses src/ internals (segment/sq8.h, segment/residual_sq4.h).
+// Uses src/ internals (codes/sq8.h, codes/residual_sq4.h).
 
 #include <algorithm>
 #include <cstdio>
@@ -49,8 +49,8 @@
 #include "distance/distance.h"
 #include "ex_rabitq.h"
 #include "ground_truth.h"
-#include "segment/residual_sq4.h"
-#include "segment/sq8.h"
+#include "codes/residual_sq4.h"
+#include "codes/sq8.h"
 #include "util/thread_pool.h"
 
 ABSL_FLAG(std::string, dataset, "large", "small, medium, large or embed");
@@ -66,10 +66,10 @@ ABSL_FLAG(std::string, rabitq_bits, "1,2,3,4",
 namespace {
 
 using shoal::Metric;
-using shoal::segment::ResidualSq4;
-using shoal::segment::ResidualSq4Query;
-using shoal::segment::Sq8;
-using shoal::segment::Sq8Query;
+using shoal::codes::ResidualSq4;
+using shoal::codes::ResidualSq4Query;
+using shoal::codes::Sq8;
+using shoal::codes::Sq8Query;
 
 constexpr uint32_t kK = 10;
 constexpr size_t kMaxRank = 200;  // ranks searched for the 0.95 point

@@ -26,7 +26,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "distance/distance.h"
-#include "segment/disk_segment_reader.h"
+#include "disk/disk_segment_reader.h"
 #include "segment/segment.h"
 #include "util/file_system.h"
 #include "util/thread_pool.h"
@@ -133,7 +133,7 @@ int main(int argc, char** argv) {
   auto opened = shoal::Segment::Open(fs, path, dim, shoal::Metric::kL2, open_options);
   if (!opened.ok()) Die(opened.status(), "open");
   std::shared_ptr<shoal::Segment> segment = *opened;
-  auto& reader = static_cast<shoal::segment::DiskSegmentReader&>(*segment);
+  auto& reader = static_cast<shoal::disk::DiskSegmentReader&>(*segment);
   std::printf("%s: %zu vectors x %u, direct I/O %s, %zu cached nodes, io_uring %s\n",
               path.c_str(), n, dim, reader.direct_io() ? "yes" : "no", reader.cached_nodes(),
               shoal::IoUringBuilt() ? "built" : "not built");

@@ -1,6 +1,6 @@
 // Copyright 2026 The shoal Authors.
 //
-// What the build's last step (every node found: segment/vamana_connect.cc)
+// What the build's last step (every node found: graph/vamana_connect.cc)
 // costs and buys. One segment of the data set is built --rounds times with
 // the step and --rounds times without it, in turns (the same input, so the
 // ratio of the medians is the step's cost on this machine at this moment),

@@ -1,12 +1,12 @@
 // Copyright 2026 The shoal Authors.
 //
-// The walk's candidate list (segment/candidate_list.h): whatever is offered,
+// The walk's candidate list (graph/candidate_list.h): whatever is offered,
 // in whatever order, it holds the `capacity` smallest (distance, node) pairs
 // in ascending order, and its cursor finds the closest unexpanded one. Short
 // lists (kShortList) and long ones insert by different code; both are held
 // to the same reference.
 
-#include "segment/candidate_list.h"
+#include "graph/candidate_list.h"
 
 #include <algorithm>
 #include <random>
@@ -15,7 +15,7 @@
 
 #include "gtest/gtest.h"
 
-namespace shoal::segment {
+namespace shoal::graph {
 namespace {
 
 using Pair = std::pair<float, uint32_t>;
@@ -96,4 +96,4 @@ TEST(CandidateListTest, TheCursorFindsTheClosestUnexpandedAfterInsertsBeforeIt) 
 }
 
 }  // namespace
-}  // namespace shoal::segment
+}  // namespace shoal::graph

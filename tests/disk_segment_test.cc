@@ -6,7 +6,7 @@
 // reads at query time; the node cache and the per-query statistics; and a
 // DB that opens its mapped-mode segments in disk mode.
 
-#include "segment/disk_segment_reader.h"
+#include "disk/disk_segment_reader.h"
 
 #include <algorithm>
 #include <atomic>
@@ -28,8 +28,8 @@
 #include "gtest/gtest.h"
 #include "segment/segment.h"
 #include "segment/segment_format.h"
-#include "segment/residual_sq4.h"
-#include "segment/sq8.h"
+#include "codes/residual_sq4.h"
+#include "codes/sq8.h"
 #include "testutil/fault_injection_fs.h"
 #include "testutil/sanitized.h"
 #include "testutil/io_uring_setting.h"
@@ -311,8 +311,8 @@ TEST_F(DiskSegmentTest, UsesDirectIoOnADiskAndGivesTheSameAnswersWithout) {
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> buffered, OpenDisk(0, &no_direct));
   // ext4 and xfs take O_DIRECT; the working directory might not.
   std::printf("direct I/O on %s: %d\n", dir.path().c_str(),
-              static_cast<segment::DiskSegmentReader&>(*direct).direct_io());
-  EXPECT_FALSE(static_cast<segment::DiskSegmentReader&>(*buffered).direct_io());
+              static_cast<disk::DiskSegmentReader&>(*direct).direct_io());
+  EXPECT_FALSE(static_cast<disk::DiskSegmentReader&>(*buffered).direct_io());
   for (size_t q = 0; q < kQueries; ++q) {
     ASSERT_OK_AND_ASSIGN(std::vector<Neighbor> a, Search(*direct, Query(q)));
     ASSERT_OK_AND_ASSIGN(std::vector<Neighbor> b, Search(*buffered, Query(q)));
@@ -362,7 +362,7 @@ TEST_F(DiskSegmentTest, SegmentWithoutCodesIsMappedInDiskMode) {
   TempDir dir;
   Build(dir, Metric::kL2, VectorCode::kNone);
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> disk, OpenDisk());
-  EXPECT_EQ(dynamic_cast<segment::DiskSegmentReader*>(disk.get()), nullptr);
+  EXPECT_EQ(dynamic_cast<disk::DiskSegmentReader*>(disk.get()), nullptr);
   EXPECT_GE(Recall(*disk), 0.95);
 }
 
@@ -371,7 +371,7 @@ TEST_F(DiskSegmentTest, FileSystemWithoutRandomAccessMapsSegmentsInDiskMode) {
   Build(dir, Metric::kL2);
   NoDirectFileSystem old_fs(/*random_access=*/false);
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> segment, OpenDisk(0, &old_fs));
-  EXPECT_EQ(dynamic_cast<segment::DiskSegmentReader*>(segment.get()), nullptr);
+  EXPECT_EQ(dynamic_cast<disk::DiskSegmentReader*>(segment.get()), nullptr);
   EXPECT_GE(Recall(*segment), 0.95);
 }
 
@@ -463,8 +463,8 @@ TEST_F(DiskSegmentTest, StatsCountReadsAndTheNodeCacheSavesThem) {
   Build(dir, Metric::kL2);
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> uncached, OpenDisk(0));
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> cached, OpenDisk(256 << 10));
-  EXPECT_EQ(static_cast<segment::DiskSegmentReader&>(*uncached).cached_nodes(), 0u);
-  EXPECT_GT(static_cast<segment::DiskSegmentReader&>(*cached).cached_nodes(), 100u);
+  EXPECT_EQ(static_cast<disk::DiskSegmentReader&>(*uncached).cached_nodes(), 0u);
+  EXPECT_GT(static_cast<disk::DiskSegmentReader&>(*cached).cached_nodes(), 100u);
   SegmentSearchStats a, b;
   for (size_t q = 0; q < kQueries; ++q) {
     ASSERT_OK(Search(*uncached, Query(q), 100, &a).status());
@@ -487,7 +487,7 @@ TEST_F(DiskSegmentTest, StatsCountReadsAndTheNodeCacheSavesThem) {
               "%zu cached nodes (%.1f hits), io wait %.1f us, compute %.1f us\n",
               kPoints, double(a.hops) / kQueries, double(a.reads) / kQueries,
               double(b.reads) / kQueries,
-              static_cast<segment::DiskSegmentReader&>(*cached).cached_nodes(),
+              static_cast<disk::DiskSegmentReader&>(*cached).cached_nodes(),
               double(b.cache_hits) / kQueries, a.io_wait_ns / 1e3 / kQueries,
               a.compute_ns / 1e3 / kQueries);
 }
@@ -503,21 +503,21 @@ TEST_F(DiskSegmentTest, CacheOfTheWalksStartsIsHitByEveryQuery) {
   const segment::NodeLayout layout = segment::NodeLayout::For(kDim, 32);
   const size_t starts = 1 + kPoints / 64;  // the medoid and the entry points
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> sq8, OpenDisk(starts * layout.node_bytes));
-  auto& disk = static_cast<segment::DiskSegmentReader&>(*sq8);
+  auto& disk = static_cast<disk::DiskSegmentReader&>(*sq8);
   ASSERT_EQ(disk.entry_point_count(), starts - 1);
   EXPECT_EQ(disk.cached_nodes(), starts);
   // With 4-bit codes (a budget with room for them and a cache of the
   // groups' nodes, not for SQ8) the groups' nodes are the starts.
-  const size_t groups = segment::ResidualSq4::ChooseGroups(kPoints);
+  const size_t groups = codes::ResidualSq4::ChooseGroups(kPoints);
   const size_t budget_bytes =
-      kPoints * segment::ResidualSq4::CodeBytes(kDim) + (groups + 1) * layout.node_bytes;
-  ASSERT_LT(budget_bytes, kPoints * segment::Sq8::CodeBytes(kDim));
+      kPoints * codes::ResidualSq4::CodeBytes(kDim) + (groups + 1) * layout.node_bytes;
+  ASSERT_LT(budget_bytes, kPoints * codes::Sq8::CodeBytes(kDim));
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> four_bit,
                        Segment::Open(FileSystem::Default(), path_, kDim, metric_,
                                      {SegmentStorage::kDisk, size_t{1} << 20,
                                       MemoryBudget::Create(budget_bytes)}));
-  ASSERT_TRUE(static_cast<segment::DiskSegmentReader&>(*four_bit).four_bit_codes());
-  EXPECT_EQ(static_cast<segment::DiskSegmentReader&>(*four_bit).cached_nodes(), groups + 1);
+  ASSERT_TRUE(static_cast<disk::DiskSegmentReader&>(*four_bit).four_bit_codes());
+  EXPECT_EQ(static_cast<disk::DiskSegmentReader&>(*four_bit).cached_nodes(), groups + 1);
   for (const Segment* s : {sq8.get(), four_bit.get()}) {
     for (size_t q = 0; q < kQueries; ++q) {
       SegmentSearchStats stats;
@@ -534,7 +534,7 @@ TEST_F(DiskSegmentTest, HugeNodeCacheSizeCachesEveryNodeOnce) {
   Build(dir, Metric::kL2);
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> s,
                        OpenDisk(std::numeric_limits<size_t>::max()));
-  EXPECT_EQ(static_cast<segment::DiskSegmentReader&>(*s).cached_nodes(), kPoints);
+  EXPECT_EQ(static_cast<disk::DiskSegmentReader&>(*s).cached_nodes(), kPoints);
   SegmentSearchStats stats;
   ASSERT_OK(Search(*s, Query(0), 10, &stats).status());
   EXPECT_EQ(stats.reads, 0u);
@@ -588,15 +588,15 @@ TEST_F(DiskSegmentTest, ABlocksRecordsAreItsFirstRecordsGraphNeighbours) {
 TEST_F(DiskSegmentTest, BudgetWithRoomKeepsSq8CodesAndBoundsTheCache) {
   TempDir dir(TempDir::Storage::kMemory);
   Build(dir, Metric::kL2);
-  const size_t sq8_bytes = kPoints * segment::Sq8::CodeBytes(kDim);
+  const size_t sq8_bytes = kPoints * codes::Sq8::CodeBytes(kDim);
   auto budget = MemoryBudget::Create(sq8_bytes + (32 << 10));
   {
     ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> s,
                          Segment::Open(FileSystem::Default(), path_, kDim, metric_,
                                        {SegmentStorage::kDisk, size_t{1} << 20, budget}));
-    auto& disk = static_cast<segment::DiskSegmentReader&>(*s);
+    auto& disk = static_cast<disk::DiskSegmentReader&>(*s);
     EXPECT_FALSE(disk.four_bit_codes());
-    EXPECT_EQ(disk.code_bytes(), segment::Sq8::CodeBytes(kDim));
+    EXPECT_EQ(disk.code_bytes(), codes::Sq8::CodeBytes(kDim));
     EXPECT_GT(disk.cached_nodes(), 0u);
     // The cache got the 32 KiB left, not the 1 MiB asked.
     const segment::NodeLayout layout = segment::NodeLayout::For(kDim, 32);
@@ -611,14 +611,14 @@ TEST_F(DiskSegmentTest, BudgetWithRoomKeepsSq8CodesAndBoundsTheCache) {
 TEST_F(DiskSegmentTest, EntryPointsNeedBudgetRoomAndSaveReadsAtShortLists) {
   TempDir dir(TempDir::Storage::kMemory);
   Build(dir, Metric::kL2);
-  const size_t sq8_bytes = kPoints * segment::Sq8::CodeBytes(kDim);
+  const size_t sq8_bytes = kPoints * codes::Sq8::CodeBytes(kDim);
   auto budget = MemoryBudget::Create(sq8_bytes);  // the codes, nothing more
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> with, OpenDisk(0));
   ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> without,
                        Segment::Open(FileSystem::Default(), path_, kDim, metric_,
                                      {SegmentStorage::kDisk, 0, budget}));
-  EXPECT_EQ(static_cast<segment::DiskSegmentReader&>(*with).entry_point_count(), kPoints / 64);
-  EXPECT_EQ(static_cast<segment::DiskSegmentReader&>(*without).entry_point_count(), 0u);
+  EXPECT_EQ(static_cast<disk::DiskSegmentReader&>(*with).entry_point_count(), kPoints / 64);
+  EXPECT_EQ(static_cast<disk::DiskSegmentReader&>(*without).entry_point_count(), 0u);
   EXPECT_EQ(budget->used(), sq8_bytes);
   // Walks that start near the query read fewer blocks to fill a short list.
   SegmentSearchStats a, b;
@@ -639,15 +639,15 @@ TEST_F(DiskSegmentTest, BudgetTooSmallForSq8GivesFourBitCodesWithExactAnswers) {
     sequences_.clear();
     model_.clear();
     Build(dir, metric);
-    const size_t four_bit_bytes = kPoints * segment::ResidualSq4::CodeBytes(kDim);
+    const size_t four_bit_bytes = kPoints * codes::ResidualSq4::CodeBytes(kDim);
     auto budget = MemoryBudget::Create(four_bit_bytes + (16 << 10));
     std::shared_ptr<Segment> mapped = OpenMapped();
     ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> s,
                          Segment::Open(FileSystem::Default(), path_, kDim, metric_,
                                        {SegmentStorage::kDisk, size_t{1} << 20, budget}));
-    auto& disk = static_cast<segment::DiskSegmentReader&>(*s);
+    auto& disk = static_cast<disk::DiskSegmentReader&>(*s);
     EXPECT_TRUE(disk.four_bit_codes());
-    EXPECT_EQ(disk.code_bytes(), segment::ResidualSq4::CodeBytes(kDim));
+    EXPECT_EQ(disk.code_bytes(), codes::ResidualSq4::CodeBytes(kDim));
     EXPECT_LE(budget->used(), budget->limit());
     // Navigation is coarser; answers still carry exact distances, and the
     // large list still finds nearly what the mapped reader finds.
@@ -671,7 +671,7 @@ TEST_F(DiskSegmentTest, FourBitCodesEncodedOnAPoolWalkAsThoseEncodedOnOneThread)
     options.pool = with_pool == 1 ? &pool : nullptr;
     ASSERT_OK_AND_ASSIGN(opened[with_pool],
                          Segment::Open(FileSystem::Default(), path_, kDim, metric_, options));
-    EXPECT_TRUE(static_cast<segment::DiskSegmentReader&>(*opened[with_pool]).four_bit_codes());
+    EXPECT_TRUE(static_cast<disk::DiskSegmentReader&>(*opened[with_pool]).four_bit_codes());
   }
   // The same codes: the same walk, node for node.
   for (size_t q = 0; q < kQueries; ++q) {
@@ -696,10 +696,10 @@ TEST_F(DiskSegmentTest, BudgetTooSmallEvenForFourBitCodesStillOpensAndSearches) 
     ASSERT_OK_AND_ASSIGN(std::shared_ptr<Segment> s,
                          Segment::Open(FileSystem::Default(), path_, kDim, metric_,
                                        {SegmentStorage::kDisk, size_t{1} << 20, budget}));
-    auto& disk = static_cast<segment::DiskSegmentReader&>(*s);
+    auto& disk = static_cast<disk::DiskSegmentReader&>(*s);
     EXPECT_TRUE(disk.four_bit_codes());
     EXPECT_EQ(disk.cached_nodes(), 0u);
-    EXPECT_EQ(budget->used(), kPoints * segment::ResidualSq4::CodeBytes(kDim));  // over, said once
+    EXPECT_EQ(budget->used(), kPoints * codes::ResidualSq4::CodeBytes(kDim));  // over, said once
     EXPECT_GE(Recall(*s), 0.8);
   }
   EXPECT_EQ(budget->used(), 0u);
@@ -710,7 +710,7 @@ TEST_F(DiskSegmentTest, DamagedCodesAreDataLossWhenFourBitCodesAreDerivedToo) {
   Build(dir, Metric::kL2);
   const segment::NodeLayout layout = segment::NodeLayout::For(kDim, 32);
   const uint64_t codes = segment::kHeaderSize + layout.BlockCount(kPoints) * layout.block_bytes();
-  FlipByte(codes + 8 * kDim + 7 * segment::Sq8::CodeBytes(kDim) + 3);
+  FlipByte(codes + 8 * kDim + 7 * codes::Sq8::CodeBytes(kDim) + 3);
   for (size_t limit : {size_t{0}, size_t{1}}) {  // SQ8 as stored; SQ4 derived
     auto budget = MemoryBudget::Create(limit);
     auto s = Segment::Open(FileSystem::Default(), path_, kDim, metric_,
@@ -1250,7 +1250,7 @@ TEST_F(DiskDbTest, ReadErrorsWhileFillingTheNodeCacheLeaveOpenAndAnswersIntact) 
     }
     ASSERT_OK(db->Close());
   }
-  const uint64_t fill_errors = segment::DiskSegmentReader::CacheFillErrors();
+  const uint64_t fill_errors = disk::DiskSegmentReader::CacheFillErrors();
   constexpr uint64_t kOpens = kSanitized ? 5 : 20;
   uint64_t opened = 0, failed_searches = 0;
   for (uint64_t seed = 1; seed <= kOpens; ++seed) {
@@ -1287,11 +1287,11 @@ TEST_F(DiskDbTest, ReadErrorsWhileFillingTheNodeCacheLeaveOpenAndAnswersIntact) 
     EXPECT_OK((*db)->Close());
   }
   std::cout << "opened " << opened << " of " << kOpens << " with 2% of node-block reads failing; "
-            << segment::DiskSegmentReader::CacheFillErrors() - fill_errors
+            << disk::DiskSegmentReader::CacheFillErrors() - fill_errors
             << " segments opened with a short cache; " << failed_searches
             << " searches failed on a read\n";
   EXPECT_EQ(opened, kOpens);
-  EXPECT_GT(segment::DiskSegmentReader::CacheFillErrors(), fill_errors);
+  EXPECT_GT(disk::DiskSegmentReader::CacheFillErrors(), fill_errors);
 }
 
 // Damage is not a read error: a node block that fails its checksum while

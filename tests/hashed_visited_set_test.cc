@@ -1,19 +1,19 @@
 // Copyright 2026 The shoal Authors.
 //
-// HashedVisitedSet (segment/hashed_visited_set.h): the same answers as
+// HashedVisitedSet (graph/hashed_visited_set.h): the same answers as
 // VisitedSet, through its growth and across Clear, with room only for what
 // a search added.
 
-#include "segment/hashed_visited_set.h"
+#include "graph/hashed_visited_set.h"
 
 #include <cstdint>
 #include <random>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "segment/visited_set.h"
+#include "graph/visited_set.h"
 
-namespace shoal::segment {
+namespace shoal::graph {
 namespace {
 
 TEST(HashedVisitedSetTest, AnswersAsVisitedSetThroughGrowthAndClears) {
@@ -68,4 +68,4 @@ TEST(HashedVisitedSetTest, HoldsRoomForWhatASearchAddsNotForEveryNode) {
 }
 
 }  // namespace
-}  // namespace shoal::segment
+}  // namespace shoal::graph

@@ -1,10 +1,10 @@
 // Copyright 2026 The shoal Authors.
 //
-// The node cache of a disk-resident segment (segment/node_cache.h): which
+// The node cache of a disk-resident segment (disk/node_cache.h): which
 // records it pins for a list of seeds (the walks' starts) and a byte
 // budget, on a graph given by the read callback.
 
-#include "segment/node_cache.h"
+#include "disk/node_cache.h"
 
 #include <cstring>
 #include <vector>
@@ -14,7 +14,7 @@
 #include "segment/segment_format.h"
 #include "util/coding.h"
 
-namespace shoal::segment {
+namespace shoal::disk {
 namespace {
 
 constexpr uint32_t kDim = 8;
@@ -23,7 +23,7 @@ constexpr uint32_t kNodes = 1000;
 
 // A record for node v whose neighbours are v + 1 .. v + kDegree (mod
 // kNodes): a ring, so breadth-first from a seed walks away from it.
-absl::Status ReadRing(const NodeLayout& layout, uint32_t node, char* out) {
+absl::Status ReadRing(const segment::NodeLayout& layout, uint32_t node, char* out) {
   std::memset(out, 0, layout.node_bytes);
   EncodeFixed32(out + layout.degree_offset(), kDegree);
   for (uint32_t k = 0; k < kDegree; ++k) {
@@ -42,14 +42,14 @@ class NodeCacheTest : public ::testing::Test {
                         });
   }
 
-  const NodeLayout layout_ = NodeLayout::For(kDim, kDegree);
+  const segment::NodeLayout layout_ = segment::NodeLayout::For(kDim, kDegree);
   NodeCache cache_;
   std::vector<uint32_t> reads_;
 };
 
 TEST_F(NodeCacheTest, PinsEverySeedFirstThenTheirNeighboursWithinTheBudget) {
-  // Seeds far apart on the ring, one missing (kNoNode) and one repeated.
-  ASSERT_TRUE(Build({500, 100, kNoNode, 900, 100}, 9).ok());
+  // Seeds far apart on the ring, one missing (segment::kNoNode) and one repeated.
+  ASSERT_TRUE(Build({500, 100, segment::kNoNode, 900, 100}, 9).ok());
   EXPECT_EQ(cache_.node_count(), 9u);
   EXPECT_EQ(cache_.bytes(), 9u * layout_.node_bytes);
   for (uint32_t seed : {500u, 100u, 900u}) EXPECT_NE(cache_.Find(seed), nullptr) << seed;
@@ -115,4 +115,4 @@ TEST_F(NodeCacheTest, NoRoomPinsNothingAndReadsNothing) {
 }
 
 }  // namespace
-}  // namespace shoal::segment
+}  // namespace shoal::disk

@@ -1,12 +1,12 @@
 // Copyright 2026 The shoal Authors.
 //
-// PQ codes (segment/pq.h): a small reconstruction error on clustered data, a
+// PQ codes (codes/pq.h): a small reconstruction error on clustered data, a
 // query's table distance equal to its exact distance to the decoded vector,
 // a code ranking that finds the true nearest neighbour, codebooks that
 // survive a round trip and refuse damaged bytes, and training that is a pure
 // function of its inputs and seed.
 
-#include "segment/pq.h"
+#include "codes/pq.h"
 
 #include <algorithm>
 #include <chrono>
@@ -20,13 +20,13 @@
 
 #include "distance/distance.h"
 #include "gtest/gtest.h"
-#include "segment/sq8.h"
+#include "codes/sq8.h"
 #include "testutil/sanitized.h"
 #include "util/coding.h"
 #include "util/hash.h"
 #include "util/thread_pool.h"
 
-namespace shoal::segment {
+namespace shoal::codes {
 namespace {
 
 std::vector<float> Uniform(size_t n, uint32_t dim, uint64_t seed) {
@@ -455,4 +455,4 @@ TEST(PqTest, PrintsLookupTableAndDistanceCost) {
 }
 
 }  // namespace
-}  // namespace shoal::segment
+}  // namespace shoal::codes

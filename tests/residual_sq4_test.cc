@@ -5,7 +5,7 @@
 // residual levels rank neighbours far better than 16 levels of each
 // dimension's whole range.
 
-#include "segment/residual_sq4.h"
+#include "codes/residual_sq4.h"
 
 #include <algorithm>
 #include <cmath>
@@ -16,7 +16,7 @@
 #include "gtest/gtest.h"
 #include "util/thread_pool.h"
 
-namespace shoal::segment {
+namespace shoal::codes {
 namespace {
 
 // n vectors of dim floats: `clusters` centres drawn from N(0, 1), each
@@ -198,4 +198,4 @@ TEST(ResidualSq4Test, AnEmptySampleGivesZeroCentresThatStillCode) {
 }
 
 }  // namespace
-}  // namespace shoal::segment
+}  // namespace shoal::codes

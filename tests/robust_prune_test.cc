@@ -4,7 +4,7 @@
 // way it computes the occlusion distances (it takes them four at a time):
 // compared here with the rule written out one distance at a time.
 
-#include "segment/robust_prune.h"
+#include "graph/robust_prune.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -14,10 +14,10 @@
 
 #include "distance/distance.h"
 #include "gtest/gtest.h"
-#include "segment/build_distance.h"
-#include "segment/node_store.h"
+#include "graph/build_distance.h"
+#include "graph/node_store.h"
 
-namespace shoal::segment {
+namespace shoal::graph {
 namespace {
 
 // The rule of robust_prune.h, one distance at a time, in the order kept.
@@ -172,4 +172,4 @@ INSTANTIATE_TEST_SUITE_P(AllMetrics, RobustPruneTest,
                          ::testing::Values(Metric::kL2, Metric::kInnerProduct, Metric::kCosine));
 
 }  // namespace
-}  // namespace shoal::segment
+}  // namespace shoal::graph

@@ -23,7 +23,7 @@
 #include "gtest/gtest.h"
 #include "segment/segment_format.h"
 #include "segment/segment_reader.h"
-#include "segment/sq8.h"
+#include "codes/sq8.h"
 #include "testutil/sanitized.h"
 #include "testutil/temp_dir.h"
 #include "util/coding.h"
@@ -914,7 +914,7 @@ TEST_F(DamagedSegmentTest, FlippedNodeByteIsDataLossForSearchFindAndVerifyAll) {
 TEST_F(DamagedSegmentTest, FlippedCodeBytesAreDataLossAtOpenNamingTheOffset) {
   // The codes sit between the node blocks and the id table: the ranges
   // (8 * dim bytes), then one code per node.
-  const size_t code_bytes = segment::Sq8::CodeBytes(kDim);
+  const size_t code_bytes = codes::Sq8::CodeBytes(kDim);
   const size_t codes = id_table_ - (8 * kDim + 400 * code_bytes);
   for (size_t delta : {0ul, 4ul * kDim + 1, 8ul * kDim, 8ul * kDim + 399 * code_bytes + 5}) {
     SCOPED_TRACE(delta);

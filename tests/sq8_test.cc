@@ -1,10 +1,10 @@
 // Copyright 2026 The shoal Authors.
 //
-// SQ8 codes (segment/sq8.h): each coordinate read back within half a step of
+// SQ8 codes (codes/sq8.h): each coordinate read back within half a step of
 // its range, the stored norm that of the vector read back, and a query's
 // distance to a code equal to its exact distance to the decoded vector.
 
-#include "segment/sq8.h"
+#include "codes/sq8.h"
 
 #include <algorithm>
 #include <cmath>
@@ -15,7 +15,7 @@
 #include "distance/distance.h"
 #include "gtest/gtest.h"
 
-namespace shoal::segment {
+namespace shoal::codes {
 namespace {
 
 std::vector<float> Uniform(size_t n, uint32_t dim, uint64_t seed, float lo, float hi) {
@@ -192,4 +192,4 @@ TEST(Sq8Test, QueryOfTinyMagnitudesKeepsItsWeights) {
 }
 
 }  // namespace
-}  // namespace shoal::segment
+}  // namespace shoal::codes

@@ -11,12 +11,12 @@
 
 #include "distance/distance.h"
 #include "gtest/gtest.h"
-#include "segment/build_distance.h"
-#include "segment/node_store.h"
-#include "segment/sq8.h"
-#include "segment/vamana_builder.h"
+#include "graph/build_distance.h"
+#include "graph/node_store.h"
+#include "codes/sq8.h"
+#include "graph/vamana_builder.h"
 
-namespace shoal::segment {
+namespace shoal::graph {
 namespace {
 
 constexpr uint32_t kDim = 24;
@@ -46,11 +46,11 @@ struct Built {
         store(points.data(), order, kDim, VamanaBuilder::ListCapacity(Options().max_degree),
               nullptr),
         distance(store, metric),
-        sq8(Sq8::Train(points.data(), kPoints, kDim)),
-        bytes(kPoints * Sq8::CodeBytes(kDim)) {
+        sq8(codes::Sq8::Train(points.data(), kPoints, kDim)),
+        bytes(kPoints * codes::Sq8::CodeBytes(kDim)) {
     if (codes) {
       for (uint32_t i = 0; i < kPoints; ++i) {
-        sq8.Encode(store.vector(i), bytes.data() + i * Sq8::CodeBytes(kDim));
+        sq8.Encode(store.vector(i), bytes.data() + i * codes::Sq8::CodeBytes(kDim));
       }
       distance.AttachCodes(&sq8, bytes.data());
     }
@@ -72,7 +72,7 @@ struct Built {
   std::vector<uint32_t> order;
   NodeStore store;
   BuildDistance distance;
-  Sq8 sq8;
+  codes::Sq8 sq8;
   std::vector<uint8_t> bytes;
   std::unique_ptr<VamanaBuilder> builder;
 };
@@ -141,15 +141,15 @@ OneThreadGraph BuildOnOneThread(const std::vector<float>& points, Metric metric,
   NodeStore store(points.data(), order, kDim,
                   VamanaBuilder::ListCapacity(Built::Options().max_degree), nullptr);
   BuildDistance distance(store, metric);
-  Sq8 sq8 = Sq8::Train(points.data(), kPoints, kDim);
-  std::vector<uint8_t> bytes(kPoints * Sq8::CodeBytes(kDim));
+  codes::Sq8 sq8 = codes::Sq8::Train(points.data(), kPoints, kDim);
+  std::vector<uint8_t> bytes(kPoints * codes::Sq8::CodeBytes(kDim));
   for (uint32_t i = 0; i < kPoints; ++i) {
-    sq8.Encode(store.vector(i), bytes.data() + i * Sq8::CodeBytes(kDim));
+    sq8.Encode(store.vector(i), bytes.data() + i * codes::Sq8::CodeBytes(kDim));
   }
   distance.AttachCodes(&sq8, bytes.data());
   VamanaBuilder builder(&store, distance, Built::Options(), /*seed=*/11);
   if (!kept_before) builder.TEST_PruneWithoutKeptBefore();
-  SegmentBuildStats stats;
+  GraphBuildStats stats;
   if (seed == nullptr) {
     builder.Build(nullptr, &stats);
   } else {
@@ -223,4 +223,4 @@ INSTANTIATE_TEST_SUITE_P(Metrics, VamanaBuilderOnCodesTest,
                          });
 
 }  // namespace
-}  // namespace shoal::segment
+}  // namespace shoal::graph

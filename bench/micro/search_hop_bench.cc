@@ -37,7 +37,7 @@
 #include "bench_util.h"
 #include "micro_util.h"
 #include "segment/segment.h"
-#include "segment/sq8.h"
+#include "codes/sq8.h"
 #include "util/file_system.h"
 #include "util/thread_pool.h"
 #include "util/top_k.h"
@@ -142,12 +142,12 @@ void BM_Sq8QueryReset(benchmark::State& state) {
   std::normal_distribution<float> gauss;
   std::vector<float> rows(size_t{1000} * dim);
   for (float& x : rows) x = gauss(rng);
-  const shoal::segment::Sq8 sq8 = shoal::segment::Sq8::Train(rows.data(), 1000, dim);
+  const shoal::codes::Sq8 sq8 = shoal::codes::Sq8::Train(rows.data(), 1000, dim);
   // Queries taken in turn, so that no result can be reused.
   constexpr size_t kResetQueries = 64;
   std::vector<float> queries(kResetQueries * dim);
   for (float& x : queries) x = gauss(rng);
-  shoal::segment::Sq8Query query;
+  shoal::codes::Sq8Query query;
   size_t q = 0;
   for (auto _ : state) {
     query.Reset(sq8, shoal::Metric::kL2, queries.data() + q * dim);

@@ -34,25 +34,25 @@ using BatchDistanceFn = void (*)(const float* query, const float* base,
 // l2_squared(a, b[k], dim) of the same kernel set (and so of
 // l2_squared(b[k], a, dim)). One load of a serves four distances, and
 // eight chains of adds overlap where one distance has four: the
-// neighbour prune of a graph build runs on it (segment/robust_prune.h).
+// neighbour prune of a graph build runs on it (graph/robust_prune.h).
 using FourDistancesFn = void (*)(const float* a, const float* const b[4], size_t dim,
                                  float out[4]);
 
 // sum w_i * c_i over `dim` 16-bit weights and `dim` bytes (8-bit codes,
-// segment/sq8.h), exact in 32-bit integers: the inner product of a query
+// codes/sq8.h), exact in 32-bit integers: the inner product of a query
 // quantized to 16 bits with a code. REQUIRES: 255 * sum |w_i| < 2^31 (the
 // caller bounds its weights: kMaxWeightedBytesSum).
 using WeightedBytesFn = int32_t (*)(const int16_t* w, const uint8_t* c, size_t dim);
 // The same sum for four codes at once: out[k] = dot_bytes(w, c[k], dim),
 // exactly. One load of the weights serves four codes, and the four sums
 // overlap where one waits for its own adds: a graph walk scores a node's
-// neighbours on it (segment/sq8.h). Same REQUIRES as WeightedBytesFn.
+// neighbours on it (codes/sq8.h). Same REQUIRES as WeightedBytesFn.
 using WeightedBytesFourFn = void (*)(const int16_t* w, const uint8_t* const c[4], size_t dim,
                                      int32_t out[4]);
 inline constexpr int64_t kMaxWeightedBytesSum = (int64_t{1} << 31) - 1;
 
 // What an SQ8 query needs of its `dim` floats q and a segment's ranges lo and
-// scale (segment/sq8.h), in double precision: out[0] = max |q_i scale_i|,
+// scale (codes/sq8.h), in double precision: out[0] = max |q_i scale_i|,
 // out[1] = sum q_i lo_i, out[2] = sum q_i^2. Each runs in four lanes (dim i
 // in lane i % 4, the last dim % 4 dims in lane 0), then the lanes are added
 // to 0 in order 0..3: every kernel set gives the scalar one's bits (a NaN

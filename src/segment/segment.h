@@ -26,6 +26,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "graph/build_stats.h"
+#include "segment/answer_filter.h"
 #include "shoal/options.h"
 #include "util/file_system.h"
 #include "util/thread_pool.h"
@@ -78,17 +80,10 @@ struct SegmentBuildOptions {
   bool connect = true;
 };
 
-// Where the time of a build went (for SHOAL_DEBUG_TIMING and the bench).
-struct SegmentBuildStats {
-  double medoid_seconds = 0;
-  double insert_seconds = 0;  // the insertion pass, the final prune, connect_seconds
-  double connect_seconds = 0;  // of which: making every node findable (step 4 of
-                               // segment/vamana_builder.h)
-  uint64_t connected_nodes = 0;  // nodes no walk reached before step 4 linked them
-  double seed_seconds = 0;    // reading and repairing a seed's lists
-  uint64_t seeded_nodes = 0;  // nodes whose lists came from a seed
+// Where the time of a build went (for SHOAL_DEBUG_TIMING and the bench):
+// the graph's part, and the file's.
+struct SegmentBuildStats : graph::GraphBuildStats {
   double write_seconds = 0;   // encode + write + fsync + rename
-  uint64_t distance_computations = 0;
 };
 
 // Builds the graph over `contents` (on `pool`'s threads) and writes the
@@ -132,7 +127,7 @@ class Segment {
   // Opens the file as `options.storage` says and checks its header, footer
   // and id table (magic, version, checksums, and that dim/metric match):
   // kMapped maps it whole; kDisk reads the id table and codes into RAM and
-  // node blocks on demand (segment/disk_segment_reader.h). DataLossError
+  // node blocks on demand (disk/disk_segment_reader.h). DataLossError
   // naming the file when damaged or truncated; FailedPrecondition for a
   // newer version. Under kDisk a file without codes (version 1, or written
   // with VectorCode::kNone), or one on a FileSystem without
@@ -162,7 +157,8 @@ class Segment {
   // (a mapped walk on codes max(L, k + max(2, k/4)), for its rerank); a mapped
   // segment's walk ends once its first L are expanded (L below k: shorter
   // walks), a disk-resident one's once all max(L, k) are. Entries
-  // for which visible(id, sequence) is false are traversed but not offered.
+  // that `admit` does not admit (segment/answer_filter.h) are traversed
+  // but not offered.
   // A list or k at least as long as the segment (max(L, k) >=
   // vector_count()) scans every vector instead of walking (segment/segment_scan.h): the answers
   // are then exact.
@@ -170,7 +166,7 @@ class Segment {
   // verified the first time it is read).
   [[nodiscard]] virtual absl::Status Search(
       const float* query, const SearchOptions& options,
-      const std::function<bool(uint64_t id, uint64_t sequence)>& visible, TopK* top,
+      const segment::AnswerFilter& admit, TopK* top,
       SegmentSearchStats* stats = nullptr) const = 0;
 
   // Calls fn for every live entry (id, sequence, vector), in node order.

@@ -59,7 +59,7 @@ absl::Status CheckShape(const Header& h, uint32_t dim, Metric metric, const std:
       ", expected dim ", dim, " metric ", static_cast<int>(metric)));
 }
 
-absl::StatusOr<std::unique_ptr<Sq8>> ReadCodes(const char* area, uint64_t offset,
+absl::StatusOr<std::unique_ptr<codes::Sq8>> ReadCodes(const char* area, uint64_t offset,
                                                const Header& h, const Footer& f,
                                                const std::string& path) {
   if (Checksum64(area, h.CodeAreaBytes()) != f.code_checksum) {
@@ -68,7 +68,7 @@ absl::StatusOr<std::unique_ptr<Sq8>> ReadCodes(const char* area, uint64_t offset
   return ParseCodeRanges(area, offset, h, path);
 }
 
-absl::StatusOr<std::unique_ptr<Sq8>> ParseCodeRanges(const char* area, uint64_t offset,
+absl::StatusOr<std::unique_ptr<codes::Sq8>> ParseCodeRanges(const char* area, uint64_t offset,
                                                      const Header& h, const std::string& path) {
   std::vector<float> lo(h.dim), scale(h.dim);
   std::memcpy(lo.data(), area, 4 * size_t{h.dim});
@@ -79,7 +79,7 @@ absl::StatusOr<std::unique_ptr<Sq8>> ParseCodeRanges(const char* area, uint64_t 
                                            offset, ")"));
     }
   }
-  return std::make_unique<Sq8>(std::move(lo), std::move(scale));
+  return std::make_unique<codes::Sq8>(std::move(lo), std::move(scale));
 }
 
 absl::Status CheckIdTable(const char* table, const Header& h, const std::string& path) {

@@ -15,7 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "segment/segment_format.h"
-#include "segment/sq8.h"
+#include "codes/sq8.h"
 #include "util/coding.h"
 
 namespace shoal::segment {
@@ -45,14 +45,14 @@ absl::Status CheckShape(const Header& h, uint32_t dim, Metric metric, const std:
 
 // Checks the codes area (h.CodeAreaBytes() bytes at `area`, file offset
 // `offset`): checksum, ranges finite, steps >= 0. Returns its quantizer.
-absl::StatusOr<std::unique_ptr<Sq8>> ReadCodes(const char* area, uint64_t offset,
+absl::StatusOr<std::unique_ptr<codes::Sq8>> ReadCodes(const char* area, uint64_t offset,
                                                const Header& h, const Footer& f,
                                                const std::string& path);
 
 // The ranges at the start of a codes area (8 * h.dim bytes at `area`, file
 // offset `offset`), checked (finite, steps >= 0); the checksum is the
 // caller's to check.
-absl::StatusOr<std::unique_ptr<Sq8>> ParseCodeRanges(const char* area, uint64_t offset,
+absl::StatusOr<std::unique_ptr<codes::Sq8>> ParseCodeRanges(const char* area, uint64_t offset,
                                                      const Header& h, const std::string& path);
 
 // Checks that the id table (its checksum already verified) is sorted, that

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "segment/sq8.h"
+#include "codes/sq8.h"
 #include "util/coding.h"
 #include "util/hash.h"
 #include "util/string_view.h"
@@ -138,7 +138,7 @@ absl::Status DecodeHeader(std::string_view sector, const std::string& path, Head
   h->code_bytes = DecodeFixed32(p + kCodeBytesAt);
   if (code > static_cast<uint32_t>(VectorCode::kSq8)) return Corruption(path, "unknown code kind");
   h->code = static_cast<VectorCode>(code);
-  const size_t want = h->code == VectorCode::kSq8 ? Sq8::CodeBytes(h->dim) : 0;
+  const size_t want = h->code == VectorCode::kSq8 ? codes::Sq8::CodeBytes(h->dim) : 0;
   if (h->code_bytes != want) return Corruption(path, "code size does not match its kind and dim");
   return absl::OkStatus();
 }

@@ -9,7 +9,7 @@
 //                   each holds nodes_per_block node records, zeros, and ends
 //                   with the xxh3-64 of the block's other bytes
 //   codes           (version 2, code kind SQ8) lo f32[dim], scale f32[dim],
-//                   then one code of code_bytes per node (segment/sq8.h);
+//                   then one code of code_bytes per node (codes/sq8.h);
 //                   its xxh3-64 is in the footer
 //   id table        (vector_count + tombstone_count) entries of 24 bytes,
 //                   sorted by id: id u64, sequence u64, node u32 (kNoNode for

@@ -18,7 +18,7 @@ namespace segment {
 
 SegmentReader::SegmentReader(std::string path, std::unique_ptr<ReadOnlyMappedFile> file,
                              const Header& header, const Footer& footer,
-                             std::unique_ptr<Sq8> sq8)
+                             std::unique_ptr<codes::Sq8> sq8)
     : path_(std::move(path)),
       file_(std::move(file)),
       header_(header),
@@ -58,7 +58,7 @@ absl::StatusOr<std::shared_ptr<Segment>> SegmentReader::Open(FileSystem* fs,
     return Corruption(path, absl::StrCat("id table checksum mismatch (offset ",
                                          footer.id_table_offset, ")"));
   }
-  std::unique_ptr<Sq8> sq8;
+  std::unique_ptr<codes::Sq8> sq8;
   if (header.code == VectorCode::kSq8) {
     const uint64_t offset = footer.nodes_offset + footer.nodes_bytes;
     SHOAL_ASSIGN_OR_RETURN(sq8, ReadCodes(data + offset, offset, header, footer, path));

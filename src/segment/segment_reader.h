@@ -18,9 +18,9 @@
 #include <string>
 
 #include "segment/segment.h"
-#include "segment/candidate_list.h"
+#include "graph/candidate_list.h"
 #include "segment/segment_format.h"
-#include "segment/sq8.h"
+#include "codes/sq8.h"
 
 namespace shoal::segment {
 
@@ -39,7 +39,7 @@ class SegmentReader final : public Segment {
   absl::StatusOr<Lookup> Find(uint64_t id, uint64_t* sequence,
                               std::vector<float>* vector) const override;
   absl::Status Search(const float* query, const SearchOptions& options,
-                      const std::function<bool(uint64_t id, uint64_t sequence)>& visible,
+                      const AnswerFilter& admit,
                       TopK* top, SegmentSearchStats* stats) const override;
   uint32_t medoid() const override { return header_.medoid; }
   uint32_t build_list_size() const override { return header_.build_list_size; }
@@ -62,7 +62,7 @@ class SegmentReader final : public Segment {
 
  private:
   SegmentReader(std::string path, std::unique_ptr<ReadOnlyMappedFile> file,
-                const Header& header, const Footer& footer, std::unique_ptr<Sq8> sq8);
+                const Header& header, const Footer& footer, std::unique_ptr<codes::Sq8> sq8);
 
   // Calls fn(node, its record) for every node in order, verifying each
   // block before its first node.
@@ -132,17 +132,18 @@ class SegmentReader final : public Segment {
   // Checks node's block (once) and counts its sectors for the stats.
   absl::Status ReadBlock(uint32_t node, SearchScratch* s, SegmentSearchStats* stats,
                          uint64_t* sectors) const;
-  // Offers the first k visible entries of `ranked` (closest first) to top.
-  void Offer(std::span<const CandidateList::Entry> ranked, uint32_t k,
-             const std::function<bool(uint64_t, uint64_t)>& visible, TopK* top) const;
+  // Offers the first k entries of `ranked` (closest first) that `admit`
+  // admits to top.
+  void Offer(std::span<const graph::CandidateList::Entry> ranked, uint32_t k,
+             const AnswerFilter& admit, TopK* top) const;
   // Navigates on the SQ8 codes, then reranks the list with the full vectors.
   absl::Status SearchCoded(const float* query, const SearchOptions& options,
-                           const std::function<bool(uint64_t, uint64_t)>& visible, TopK* top,
+                           const AnswerFilter& admit, TopK* top,
                            SegmentSearchStats* stats) const;
   // Navigates on the full vectors: the list's distances are the answer's.
   template <Metric kMetric>
   absl::Status SearchImpl(const float* query, const SearchOptions& options,
-                          const std::function<bool(uint64_t, uint64_t)>& visible, TopK* top,
+                          const AnswerFilter& admit, TopK* top,
                           SegmentSearchStats* stats) const;
 
   const std::string path_;
@@ -155,7 +156,7 @@ class SegmentReader final : public Segment {
   const size_t block_bytes_;
   const uint64_t div_magic_;    // 2^64 / nodes_per_block, rounded up
   const std::unique_ptr<std::atomic<uint64_t>[]> verified_;  // bit per node block
-  const std::unique_ptr<Sq8> sq8_;  // null without codes
+  const std::unique_ptr<codes::Sq8> sq8_;  // null without codes
   const uint8_t* const codes_;      // node 0's code; null without codes
   // Entry points (segment_search.cc, ChooseEntryPoints): empty, or nodes
   // spread evenly over the node order (a locality order, so over the data),

@@ -8,12 +8,12 @@ namespace shoal::segment {
 
 absl::Status ScanSegment(const Segment& segment, Metric metric, uint32_t dim,
                          const float* query,
-                         const std::function<bool(uint64_t id, uint64_t sequence)>& visible,
+                         const AnswerFilter& admit,
                          TopK* top, SegmentSearchStats* stats) {
   uint64_t computed = 0;
   absl::Status status =
       segment.ForEachVector([&](uint64_t id, uint64_t sequence, const float* vector) {
-        if (visible && !visible(id, sequence)) return;
+        if (!admit.Admits(id, sequence)) return;
         ++computed;
         top->Push(id, Distance(metric, query, vector, dim));
       });

@@ -17,6 +17,7 @@
 #include <functional>
 
 #include "absl/status/status.h"
+#include "segment/answer_filter.h"
 #include "segment/segment.h"
 #include "shoal/options.h"
 #include "util/top_k.h"
@@ -28,13 +29,12 @@ inline bool SearchScans(const SearchOptions& options, uint64_t vector_count) {
   return std::max(options.list_size, options.k) >= vector_count;
 }
 
-// Offers every live entry of `segment` for which visible(id, sequence) is
-// true (or `visible` is empty) to `top`, at its exact distance under
+// Offers every live entry of `segment` that `admit` admits to `top`, at its exact distance under
 // `metric` from `query` (dim floats); adds the distances it computed to
 // *stats (may be null). DataLossError as Segment::ForEachVector.
 [[nodiscard]] absl::Status ScanSegment(
     const Segment& segment, Metric metric, uint32_t dim, const float* query,
-    const std::function<bool(uint64_t id, uint64_t sequence)>& visible, TopK* top,
+    const AnswerFilter& admit, TopK* top,
     SegmentSearchStats* stats);
 
 }  // namespace shoal::segment

@@ -9,11 +9,11 @@
 // distance computed and are offered to the list. The search ends when the
 // list's first L nodes have all been expanded.
 //
-// A segment with codes (SQ8, segment/sq8.h) navigates on them: a distance
+// A segment with codes (SQ8, codes/sq8.h) navigates on them: a distance
 // reads a quarter of the bytes, from one contiguous array. The list's
 // distances are then approximate, so its entries are reranked with the full
-// vectors (one node record each) and the k closest visible are the answer.
-// Without codes the list's distances are exact: its first k visible entries
+// vectors (one node record each) and the k closest admitted (answer_filter.h) are the answer.
+// Without codes the list's distances are exact: its first k admitted entries
 // are the answer.
 //
 // Both kinds share one walk (SegmentReader::Walk) and differ in what a
@@ -26,7 +26,7 @@
 //
 // Each thread keeps its scratch (candidate list, visited set) in a
 // thread_local, so a query allocates nothing once the thread has searched a
-// segment this large. Reentrant: a `visible` callback that searches again
+// segment this large. Reentrant: an AnswerFilter callback that searches again
 // gets a scratch of its own.
 
 #include <algorithm>
@@ -37,28 +37,28 @@
 #include <vector>
 
 #include "distance/distance.h"
-#include "segment/candidate_list.h"
-#include "segment/entry_points.h"
-#include "segment/prefetch.h"
-#include "segment/scratch_lease.h"
+#include "graph/candidate_list.h"
+#include "graph/entry_points.h"
+#include "graph/prefetch.h"
+#include "graph/scratch_lease.h"
 #include "segment/segment_scan.h"
 #include "segment/segment_reader.h"
-#include "segment/sq8.h"
-#include "segment/visited_set.h"
+#include "codes/sq8.h"
+#include "graph/visited_set.h"
 #include "util/coding.h"
 #include "util/status_macros.h"
 
 namespace shoal::segment {
 
 struct SearchScratch {
-  CandidateList list;
-  VisitedSet visited;
-  VisitedSet blocks;  // node blocks read, for SegmentSearchStats
+  graph::CandidateList list;
+  graph::VisitedSet visited;
+  graph::VisitedSet blocks;  // node blocks read, for SegmentSearchStats
   std::vector<uint32_t> beam;
   std::vector<uint32_t> todo;
   std::vector<float> scores;  // todo's distances, for navigation on codes
-  Sq8Query sq8;
-  std::vector<CandidateList::Entry> exact;  // the list reranked
+  codes::Sq8Query sq8;
+  std::vector<graph::CandidateList::Entry> exact;  // the list reranked
   bool in_use = false;
 };
 
@@ -71,7 +71,7 @@ thread_local SearchScratch tls_scratch;
 
 // ChooseEntryPoints. Walks from the medoid for kEntryProbes of the graph's
 // own nodes at list kEntryProbeListSize; kEntryProbesMissed or more misses
-// give the segment its entry points (segment/entry_points.h). Measured
+// give the segment its entry points (graph/entry_points.h). Measured
 // (docs/performance.md, "Entry points"): medium's 500 tight clusters miss
 // 6-8 of 64 on its 50K-node segments (11-17 with one 100K segment), where
 // entry points lift recall at list 10 from 0.89 to 0.97 (0.62 to 0.91 with
@@ -129,7 +129,7 @@ struct SegmentReader::VectorNavigator {
     return distance(query, segment.NodeVector(segment.NodeRecord(v)), segment.header_.dim);
   }
   void Prefetch(uint32_t v) const {
-    PrefetchBytes(segment.NodeRecord(v), size_t{segment.header_.dim} * sizeof(float));
+    graph::PrefetchBytes(segment.NodeRecord(v), size_t{segment.header_.dim} * sizeof(float));
   }
 };
 
@@ -137,7 +137,7 @@ struct SegmentReader::VectorNavigator {
 struct SegmentReader::CodeNavigator {
   static constexpr bool kReadsRecord = false;
   const SegmentReader& segment;
-  const Sq8Query& query;
+  const codes::Sq8Query& query;
   float operator()(uint32_t v) const { return query.Distance(segment.Code(v)); }
   // out[k] = the distance to node v[k], k < 4.
   void Four(const uint32_t* v, float* out) const {
@@ -145,7 +145,7 @@ struct SegmentReader::CodeNavigator {
                                      segment.Code(v[3])};
     query.DistanceFour(codes, out);
   }
-  void Prefetch(uint32_t v) const { PrefetchBytes(segment.Code(v), segment.header_.code_bytes); }
+  void Prefetch(uint32_t v) const { graph::PrefetchBytes(segment.Code(v), segment.header_.code_bytes); }
 };
 
 absl::Status SegmentReader::ReadBlock(uint32_t node, SearchScratch* s, SegmentSearchStats* stats,
@@ -165,7 +165,7 @@ absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions&
   const NodeLayout& layout = header_.layout;
   const size_t n = header_.vector_count;
   const size_t beam_width = std::max<uint32_t>(1, options.beam_width);
-  CandidateList& list = s->list;
+  graph::CandidateList& list = s->list;
   // The list keeps max(L, k) nodes (on codes max(L, RerankFloor(k))), so
   // that k can be answered, but never more than the segment has (a caller's
   // list_size is unbounded). The walk ends once the list's first L are
@@ -179,7 +179,7 @@ absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions&
   if (stats != nullptr) s->blocks.Clear(header_.block_count);
 
   auto prefetch_neighbors = [&](uint32_t v) {
-    PrefetchBytes(NodeRecord(v) + layout.degree_offset(), 4 + 4 * size_t{layout.max_degree});
+    graph::PrefetchBytes(NodeRecord(v) + layout.degree_offset(), 4 + 4 * size_t{layout.max_degree});
   };
   // Offers node v at distance d to the list.
   auto insert = [&](uint32_t v, float d) {
@@ -209,7 +209,7 @@ absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions&
     // groups whose centres are closest, side by side; the closest entry
     // points stay in the list.
     auto scan = [&](size_t begin, size_t end) {
-      counts->computed += ListEntryPoints(
+      counts->computed += graph::ListEntryPoints(
           entry_points_, entry_point_codes_.data(), header_.code_bytes, begin, end,
           [&](const uint8_t* code) { return navigate.query.Distance(code); }, &s->visited, &list);
     };
@@ -307,54 +307,54 @@ absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions&
   return absl::OkStatus();
 }
 
-void SegmentReader::Offer(std::span<const CandidateList::Entry> ranked, uint32_t k,
-                          const std::function<bool(uint64_t, uint64_t)>& visible,
+void SegmentReader::Offer(std::span<const graph::CandidateList::Entry> ranked, uint32_t k,
+                          const AnswerFilter& admit,
                           TopK* top) const {
   const NodeLayout& layout = header_.layout;
-  uint32_t offered = 0;
-  for (size_t i = 0; i < ranked.size() && offered < k; ++i) {
-    const char* record = NodeRecord(ranked[i].node & ~CandidateList::kExpanded);
-    const uint64_t id = DecodeFixed64(record + layout.id_offset());
-    if (visible && !visible(id, DecodeFixed64(record + layout.sequence_offset()))) continue;
-    top->Push(id, ranked[i].distance);
-    ++offered;
-  }
+  admit.OfferRanked(
+      ranked.size(), k,
+      [&](size_t i) {
+        const char* record = NodeRecord(ranked[i].node & ~graph::CandidateList::kExpanded);
+        return RankedEntry{DecodeFixed64(record + layout.id_offset()),
+                           DecodeFixed64(record + layout.sequence_offset()), ranked[i].distance};
+      },
+      top);
 }
 
 absl::Status SegmentReader::Search(const float* query, const SearchOptions& options,
-                                   const std::function<bool(uint64_t, uint64_t)>& visible,
+                                   const AnswerFilter& admit,
                                    TopK* top, SegmentSearchStats* stats) const {
   if (header_.vector_count == 0 || options.k == 0) return absl::OkStatus();
   if (SearchScans(options, header_.vector_count)) {
-    return ScanSegment(*this, header_.metric, header_.dim, query, visible, top, stats);
+    return ScanSegment(*this, header_.metric, header_.dim, query, admit, top, stats);
   }
-  if (sq8_ != nullptr) return SearchCoded(query, options, visible, top, stats);
+  if (sq8_ != nullptr) return SearchCoded(query, options, admit, top, stats);
   switch (header_.metric) {
     case Metric::kL2:
-      return SearchImpl<Metric::kL2>(query, options, visible, top, stats);
+      return SearchImpl<Metric::kL2>(query, options, admit, top, stats);
     case Metric::kInnerProduct:
-      return SearchImpl<Metric::kInnerProduct>(query, options, visible, top, stats);
+      return SearchImpl<Metric::kInnerProduct>(query, options, admit, top, stats);
     case Metric::kCosine:
-      return SearchImpl<Metric::kCosine>(query, options, visible, top, stats);
+      return SearchImpl<Metric::kCosine>(query, options, admit, top, stats);
   }
   return absl::InternalError("unknown metric");  // Open rejects these
 }
 
 absl::Status SegmentReader::SearchCoded(const float* query, const SearchOptions& options,
-                                        const std::function<bool(uint64_t, uint64_t)>& visible,
+                                        const AnswerFilter& admit,
                                         TopK* top, SegmentSearchStats* stats) const {
-  const ScratchLease lease(&tls_scratch);
+  const graph::ScratchLease lease(&tls_scratch);
   SearchScratch* s = lease.get();
   s->sq8.Reset(*sq8_, header_.metric, query);
   WalkCounts counts;
   SHOAL_RETURN_IF_ERROR(Walk(CodeNavigator{*this, s->sq8}, options, s, stats, &counts));
 
   // Rerank the list with the full vectors, closest first.
-  const CandidateList& list = s->list;
-  std::vector<CandidateList::Entry>& exact = s->exact;
+  const graph::CandidateList& list = s->list;
+  std::vector<graph::CandidateList::Entry>& exact = s->exact;
   exact.clear();
   for (size_t i = 0; i < list.size(); ++i) {
-    PrefetchBytes(NodeRecord(list.node(i)), size_t{header_.dim} * sizeof(float));
+    graph::PrefetchBytes(NodeRecord(list.node(i)), size_t{header_.dim} * sizeof(float));
   }
   for (size_t i = 0; i < list.size(); ++i) {
     const uint32_t v = list.node(i);
@@ -365,30 +365,30 @@ absl::Status SegmentReader::SearchCoded(const float* query, const SearchOptions&
   std::sort(exact.begin(), exact.end(), [](const auto& a, const auto& b) {
     return a.distance < b.distance || (a.distance == b.distance && a.node < b.node);
   });
-  Offer(exact, options.k, visible, top);
+  Offer(exact, options.k, admit, top);
   counts.AddTo(stats);
   return absl::OkStatus();
 }
 
 template <Metric kMetric>
 absl::Status SegmentReader::SearchImpl(const float* query, const SearchOptions& options,
-                                       const std::function<bool(uint64_t, uint64_t)>& visible,
+                                       const AnswerFilter& admit,
                                        TopK* top, SegmentSearchStats* stats) const {
-  const ScratchLease lease(&tls_scratch);
+  const graph::ScratchLease lease(&tls_scratch);
   SearchScratch* s = lease.get();
   WalkCounts counts;
   SHOAL_RETURN_IF_ERROR(
       Walk(VectorNavigator<kMetric>{*this, query, {}}, options, s, stats, &counts));
-  // The list is exact: offer its first k visible entries.
-  Offer(s->list.entries(), options.k, visible, top);
+  // The list is exact: offer its first k admitted entries.
+  Offer(s->list.entries(), options.k, admit, top);
   counts.AddTo(stats);
   return absl::OkStatus();
 }
 
 void SegmentReader::ChooseEntryPoints() {
   const size_t n = header_.vector_count;
-  if (sq8_ == nullptr || EntryPointCount(n) == 0) return;
-  const ScratchLease lease(&tls_scratch);
+  if (sq8_ == nullptr || graph::EntryPointCount(n) == 0) return;
+  const graph::ScratchLease lease(&tls_scratch);
   SearchScratch* s = lease.get();
   SearchOptions probe;
   probe.k = 1;
@@ -396,7 +396,7 @@ void SegmentReader::ChooseEntryPoints() {
   std::vector<float> q(header_.dim);
   size_t missed = 0;
   for (size_t i = 0; i < kEntryProbes; ++i) {
-    const uint32_t v = SpreadNode(i, kEntryProbes, n);
+    const uint32_t v = graph::SpreadNode(i, kEntryProbes, n);
     if (!EnsureVerified(BlockOf(v)).ok()) return;
     std::memcpy(q.data(), NodeVector(NodeRecord(v)), q.size() * sizeof(float));
     s->sq8.Reset(*sq8_, header_.metric, q.data());
@@ -405,7 +405,7 @@ void SegmentReader::ChooseEntryPoints() {
     if (s->list.Find(v) == s->list.size()) ++missed;
   }
   if (missed < kEntryProbesMissed) return;
-  SpreadEntryPoints(n, EntryPointCount(n), codes_, header_.code_bytes, &entry_points_,
+  graph::SpreadEntryPoints(n, graph::EntryPointCount(n), codes_, header_.code_bytes, &entry_points_,
                     &entry_point_codes_);
   GroupEntryPoints();
 }

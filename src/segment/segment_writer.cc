@@ -15,12 +15,12 @@
 #include "absl/strings/str_cat.h"
 #include "distance/distance.h"
 #include "segment/block_layout.h"
-#include "segment/build_distance.h"
-#include "segment/locality_order.h"
+#include "graph/build_distance.h"
+#include "graph/locality_order.h"
 #include "segment/segment.h"
 #include "segment/segment_format.h"
-#include "segment/sq8.h"
-#include "segment/vamana_builder.h"
+#include "codes/sq8.h"
+#include "graph/vamana_builder.h"
 #include "util/coding.h"
 #include "util/hash.h"
 #include "util/status_macros.h"
@@ -80,18 +80,18 @@ struct Nodes {
   std::vector<uint32_t> graph_node;  // file node -> graph node
   std::vector<uint32_t> file_node;   // graph node -> file node
   size_t seeded = 0;
-  std::unique_ptr<segment::NodeStore> store;
+  std::unique_ptr<graph::NodeStore> store;
   // With VectorCode::kSq8: the quantizer and every node's code, in node
   // order, made before the build (which navigates on them) and written
   // into the file as they are.
-  std::unique_ptr<segment::Sq8> sq8;
+  std::unique_ptr<codes::Sq8> sq8;
   std::vector<uint8_t> codes;
 };
 
 // Trains SQ8 over the contents and encodes every node (on `pool`).
 void EncodeCodes(const SegmentContents& c, ThreadPool* pool, Nodes* nodes) {
-  nodes->sq8 = std::make_unique<segment::Sq8>(segment::Sq8::Train(c.vectors, c.ids.size(), c.dim));
-  const size_t code_bytes = segment::Sq8::CodeBytes(c.dim);
+  nodes->sq8 = std::make_unique<codes::Sq8>(codes::Sq8::Train(c.vectors, c.ids.size(), c.dim));
+  const size_t code_bytes = codes::Sq8::CodeBytes(c.dim);
   const size_t n = nodes->store->size();
   nodes->codes.resize(n * code_bytes);
   constexpr size_t kPerTask = 4096;
@@ -149,7 +149,7 @@ absl::StatusOr<std::vector<uint32_t>> SeededOrder(const SegmentContents& c, uint
   for (size_t i = 0; i < rest.size(); ++i) {
     std::memcpy(&rows[i * c.dim], c.vectors + size_t{rest[i]} * c.dim, c.dim * sizeof(float));
   }
-  for (uint32_t i : segment::LocalityOrder(rows.data(), rest.size(), c.dim, seed, pool)) {
+  for (uint32_t i : graph::LocalityOrder(rows.data(), rest.size(), c.dim, seed, pool)) {
     order.push_back(rest[i]);
   }
   return order;
@@ -206,7 +206,7 @@ std::string DirName(const std::string& path) {
 // Encodes graph node `node` at `out` (layout.node_bytes bytes, already
 // zero), its neighbours as file nodes.
 void EncodeNode(const SegmentContents& c, const Nodes& nodes,
-                const segment::NodeLayout& layout, const segment::VamanaBuilder& graph,
+                const segment::NodeLayout& layout, const graph::VamanaBuilder& graph,
                 uint32_t node, char* out) {
   std::memcpy(out, nodes.store->vector(node), size_t{c.dim} * sizeof(float));
   EncodeFixed64(out + layout.id_offset(), c.ids[nodes.order[node]]);
@@ -221,7 +221,7 @@ void EncodeNode(const SegmentContents& c, const Nodes& nodes,
 
 absl::Status WriteNodeBlocks(WritableFile* file, const SegmentContents& c,
                              const Nodes& nodes, const segment::Header& h,
-                             const segment::VamanaBuilder& graph) {
+                             const graph::VamanaBuilder& graph) {
   const segment::NodeLayout& layout = h.layout;
   const size_t block_bytes = layout.block_bytes();
   const size_t blocks_per_chunk = std::max<size_t>(1, kWriteChunkBytes / block_bytes);
@@ -262,7 +262,7 @@ std::string EncodeIdTable(const std::vector<IdEntry>& entries) {
 absl::Status WriteCodes(WritableFile* file, const SegmentContents& c, const Nodes& nodes,
                         const segment::Header& h, uint64_t* checksum) {
   Checksum64Builder sum;
-  const segment::Sq8& sq8 = *nodes.sq8;
+  const codes::Sq8& sq8 = *nodes.sq8;
   std::string ranges(8 * size_t{c.dim}, '\0');
   std::memcpy(ranges.data(), sq8.lo().data(), 4 * size_t{c.dim});
   std::memcpy(ranges.data() + 4 * size_t{c.dim}, sq8.scale().data(), 4 * size_t{c.dim});
@@ -287,7 +287,7 @@ absl::Status WriteCodes(WritableFile* file, const SegmentContents& c, const Node
 
 absl::Status WriteFile(WritableFile* file, const SegmentContents& c, const Nodes& nodes,
                        const segment::Header& h,
-                       const segment::VamanaBuilder& graph,
+                       const graph::VamanaBuilder& graph,
                        const std::vector<IdEntry>& entries) {
   SHOAL_RETURN_IF_ERROR(file->Append(segment::EncodeHeader(h)));
   SHOAL_RETURN_IF_ERROR(WriteNodeBlocks(file, c, nodes, h, graph));
@@ -322,19 +322,19 @@ absl::Status BuildSegment(FileSystem* fs, ThreadPool* pool, const std::string& p
     SHOAL_ASSIGN_OR_RETURN(nodes.order,
                            SeededOrder(contents, options.seed, pool, &nodes.seeded));
   } else {
-    nodes.order = segment::LocalityOrder(contents.vectors, n, contents.dim, options.seed, pool);
+    nodes.order = graph::LocalityOrder(contents.vectors, n, contents.dim, options.seed, pool);
   }
-  nodes.store = std::make_unique<segment::NodeStore>(
+  nodes.store = std::make_unique<graph::NodeStore>(
       contents.vectors, nodes.order, contents.dim,
-      segment::VamanaBuilder::ListCapacity(options.graph.max_degree), pool);
+      graph::VamanaBuilder::ListCapacity(options.graph.max_degree), pool);
   SHOAL_ASSIGN_OR_RETURN(std::vector<IdEntry> entries, SortedIdTable(contents, nodes));
 
-  segment::BuildDistance distance(*nodes.store, contents.metric);
+  graph::BuildDistance distance(*nodes.store, contents.metric);
   if (options.code == VectorCode::kSq8) {
     EncodeCodes(contents, pool, &nodes);
     if (nodes.store->size() > 0) distance.AttachCodes(nodes.sq8.get(), nodes.codes.data());
   }
-  segment::VamanaBuilder graph(nodes.store.get(), distance, options.graph, options.seed);
+  graph::VamanaBuilder graph(nodes.store.get(), distance, options.graph, options.seed);
   if (!options.connect) graph.TEST_SkipConnect();
   if (contents.seed != nullptr) {
     SHOAL_ASSIGN_OR_RETURN(const SeedGraph seed, ReadSeedGraph(contents));
@@ -395,7 +395,7 @@ absl::Status BuildSegment(FileSystem* fs, ThreadPool* pool, const std::string& p
   h.build_list_size = options.graph.build_list_size;
   h.alpha = options.graph.alpha;
   h.code = options.code;
-  h.code_bytes = options.code == VectorCode::kSq8 ? segment::Sq8::CodeBytes(h.dim) : 0;
+  h.code_bytes = options.code == VectorCode::kSq8 ? codes::Sq8::CodeBytes(h.dim) : 0;
 
   const std::string tmp = path + std::string(kTempSuffix);
   SHOAL_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, fs->NewWritableFile(tmp));
