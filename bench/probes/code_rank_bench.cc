@@ -31,6 +31,9 @@
 //   code_rank_bench --dataset large --queries 200
 //
 // Uses src/ internals (segment/sq8.h, segment/residual_sq4.h).
+//
+// Figures: docs/performance.md, "Extended RaBitQ against SQ8 and the 4-bit
+// residual codes" and "What bounds the disk reads and the pipelined gain".
 
 #include <algorithm>
 #include <cstdio>

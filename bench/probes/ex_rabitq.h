@@ -17,6 +17,10 @@
 // <u, q'> is estimated by <x, q'> / <x, u> (unbiased in the paper's
 // analysis); then |o - q|^2 = |r|^2 + |q - c|^2 - 2 |r| |q - c|
 // <u, q'>.
+//
+// Figures: docs/performance.md, "Extended RaBitQ against SQ8 and the 4-bit
+// residual codes"; the decision not to build it: docs/architecture.md, the row
+// "SQ8 codes navigate, full vectors rerank".
 
 #ifndef SHOAL_BENCH_PROBES_EX_RABITQ_H_
 #define SHOAL_BENCH_PROBES_EX_RABITQ_H_

@@ -16,6 +16,8 @@
 //   reach_bench --gaussian 25000 --dim 32 --max_degree 16 --build_list_size 40
 //
 // Uses src/ internals (segment/segment.h, segment/graph_reach.h).
+//
+// Figures: docs/performance.md, "Every node found" (issue 41).
 
 #include <algorithm>
 #include <cstdio>

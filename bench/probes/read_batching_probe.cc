@@ -18,6 +18,9 @@
 //   read_batching_probe --file=/var/tmp/some-large-file --depths=1,4,8 --gaps_us=0,5,10
 //
 // Needs liburing (SHOAL_HAVE_LIBURING) and a file system with O_DIRECT.
+//
+// Figures: docs/performance.md, "What bounds the disk reads and the pipelined
+// gain" (issue 20); cited again in "Goals of issue 20".
 
 #include <fcntl.h>
 #include <unistd.h>

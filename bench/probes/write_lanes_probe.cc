@@ -13,6 +13,10 @@
 // from new, empty files under --dir.
 //
 //   write_lanes_probe --dir=/dev/shm --mb=512 --rounds=3
+//
+// Figures: docs/performance.md, "Other dims; the next node's neighbours a hop
+// early; the query's sums as kernels", the paragraph "Why one shard cannot
+// simply write its batches on two threads".
 
 #include <fcntl.h>
 #include <unistd.h>
