@@ -2,7 +2,7 @@
 # DiskANN's own disk index as a peer of shoal's disk mode (issue 20), in one
 # command: builds comprehensive_bench (Release), exports the data set and its
 # exact top-10 with it, installs diskannpy and numpy from PyPI into a venv,
-# then builds DiskANN's disk index and searches it (bench/diskann_disk_peer.py).
+# then builds DiskANN's disk index and searches it (bench/peers/diskann_disk_peer.py).
 # Not part of the tests or CI.
 #
 # Usage: scripts/diskann_peer.sh [DATASET [diskann_disk_peer.py flags...]]
@@ -35,5 +35,5 @@ if [ ! -f "$data/dataset.json" ]; then
   # shellcheck disable=SC2086  # BENCH_FLAGS is a list of flags
   ./build/bench/comprehensive_bench --dataset "$dataset" ${BENCH_FLAGS:-} --export_dir "$data"
 fi
-exec "$work/venv/bin/python" bench/diskann_disk_peer.py --data "$data" \
+exec "$work/venv/bin/python" bench/peers/diskann_disk_peer.py --data "$data" \
   --index_dir "$work/$dataset-index" --output "$work/$dataset-diskann.json" "$@"

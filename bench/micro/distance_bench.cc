@@ -36,10 +36,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "bench_util.h"
+#include "common/bench_util.h"
 #include "distance/distance.h"
-#include "micro_util.h"
-#include "scalar_reference.h"
+#include "micro/micro_util.h"
+#include "micro/scalar_reference.h"
 
 namespace shoal_bench {
 namespace {

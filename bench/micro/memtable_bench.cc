@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "memtable/memtable.h"
-#include "micro_util.h"
+#include "micro/micro_util.h"
 #include "util/background_worker.h"
 
 namespace shoal_bench {

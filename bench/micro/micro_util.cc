@@ -1,6 +1,6 @@
 // Copyright 2026 The shoal Authors.
 
-#include "micro_util.h"
+#include "micro/micro_util.h"
 
 #include <unistd.h>
 
@@ -8,7 +8,7 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
-#include "bench_util.h"
+#include "common/bench_util.h"
 #include "util/file_system.h"
 
 namespace shoal_bench {

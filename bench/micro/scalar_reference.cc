@@ -1,6 +1,6 @@
 // Copyright 2026 The shoal Authors.
 
-#include "scalar_reference.h"
+#include "micro/scalar_reference.h"
 
 namespace shoal_bench {
 

@@ -34,8 +34,8 @@
 #include <string>
 #include <vector>
 
-#include "bench_util.h"
-#include "micro_util.h"
+#include "common/bench_util.h"
+#include "micro/micro_util.h"
 #include "segment/segment.h"
 #include "codes/sq8.h"
 #include "util/file_system.h"

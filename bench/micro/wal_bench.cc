@@ -22,8 +22,8 @@
 #include <memory>
 #include <vector>
 
-#include "bench_util.h"
-#include "micro_util.h"
+#include "common/bench_util.h"
+#include "micro/micro_util.h"
 #include "util/background_worker.h"
 #include "util/file_system.h"
 #include "wal/wal_format.h"
