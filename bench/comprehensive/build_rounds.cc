@@ -3,7 +3,7 @@
 // --phases builds: shoal's build rate against each peer's, measured so that
 // the machine's drift cannot decide it. One build of each takes seconds,
 // and on a shared VM the same build moves by 20% from one minute to the
-// next (docs/performance.md, "Cheaper prunes"), so a single pair of builds,
+// next (docs/performance-history.md, "Cheaper prunes"), so a single pair of builds,
 // as the compare phase times them, says little about a ratio near 1.5.
 // Here each round builds shoal (BulkLoad into a fresh database) and the
 // peer from scratch, one right after the other, the order swapped every

@@ -6,7 +6,7 @@
 // FinishRecord (header and checksum). Never synced (FsyncPolicy::kNever).
 //
 // Arg `pages`, how log pages get faulted in (the main cost of an append on
-// a VM, see docs/performance.md, "Write path"):
+// a VM, see docs/performance-history.md, "Write path"):
 //   0  by the writer's own first store to each page
 //   1  by a background thread ahead of the writer, as a DB does
 //   2  up front, untimed (WalWriterOptions::populate, and rotations to a

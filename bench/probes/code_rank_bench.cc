@@ -32,7 +32,7 @@
 //
 // Uses src/ internals (codes/sq8.h, codes/residual_sq4.h).
 //
-// Figures: docs/performance.md, "Extended RaBitQ against SQ8 and the 4-bit
+// Figures: docs/performance-history.md, "Extended RaBitQ against SQ8 and the 4-bit
 // residual codes" and "What bounds the disk reads and the pipelined gain".
 
 #include <algorithm>

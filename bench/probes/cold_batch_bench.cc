@@ -12,7 +12,7 @@
 //   ./build/bench/cold_batch_bench --dim 128 --batch 10000 --runs 5
 //   ./build/bench/cold_batch_bench --dim 384 --metric cosine
 //
-// Figures: docs/performance.md, "The log written through the file, rows read
+// Figures: docs/performance-history.md, "The log written through the file, rows read
 // in place" and "A large record written and hashed in runs" (issue 19).
 
 #include <fcntl.h>

@@ -12,7 +12,7 @@
 // Rows "beam-pread" are beam search with io_uring off (its reads one pread
 // at a time, as before ReadQueue existed).
 //
-// Figures: docs/performance.md, "Pipelined search over io_uring" (issue 20).
+// Figures: docs/performance-history.md, "Pipelined search over io_uring" (issue 20).
 
 #include <algorithm>
 #include <chrono>

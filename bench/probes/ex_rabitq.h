@@ -18,7 +18,7 @@
 // analysis); then |o - q|^2 = |r|^2 + |q - c|^2 - 2 |r| |q - c|
 // <u, q'>.
 //
-// Figures: docs/performance.md, "Extended RaBitQ against SQ8 and the 4-bit
+// Figures: docs/performance-history.md, "Extended RaBitQ against SQ8 and the 4-bit
 // residual codes"; the decision not to build it: docs/architecture.md, the row
 // "SQ8 codes navigate, full vectors rerank".
 

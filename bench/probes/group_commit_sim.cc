@@ -21,7 +21,7 @@
 //
 //   build/bench/group_commit_sim --dir ./shoal-bench-tmp --path direct --spin
 //
-// Figures: docs/performance.md, "Where the time goes, and what was done about
+// Figures: docs/performance-history.md, "Where the time goes, and what was done about
 // it" (issue 2); cited in "Group commit, later on 2026-11-23" and README.md.
 
 #include <fcntl.h>

@@ -19,7 +19,7 @@
 //
 // Needs liburing (SHOAL_HAVE_LIBURING) and a file system with O_DIRECT.
 //
-// Figures: docs/performance.md, "What bounds the disk reads and the pipelined
+// Figures: docs/performance-history.md, "What bounds the disk reads and the pipelined
 // gain" (issue 20); cited again in "Goals of issue 20".
 
 #include <fcntl.h>

@@ -14,7 +14,7 @@
 //
 //   write_lanes_probe --dir=/dev/shm --mb=512 --rounds=3
 //
-// Figures: docs/performance.md, "Other dims; the next node's neighbours a hop
+// Figures: docs/performance-history.md, "Other dims; the next node's neighbours a hop
 // early; the query's sums as kernels", the paragraph "Why one shard cannot
 // simply write its batches on two threads".
 

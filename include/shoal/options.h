@@ -46,7 +46,7 @@ enum class FsyncPolicy : uint8_t {
 enum class VectorCode : uint8_t {
   kNone = 0,  // navigate on the full vectors
   kSq8 = 1,   // one byte per dimension (per-dimension ranges): a quarter of
-              // the bytes per distance (docs/performance.md, "Codes")
+              // the bytes per distance (docs/performance-history.md, "Codes")
 };
 
 // Where a segment's full vectors and neighbour lists are read from while it
@@ -73,7 +73,7 @@ struct GraphOptions {
   uint32_t build_list_size = 100;   // L at build time: larger = better graph, slower build;
                                     // 1..16384 (no larger than a segment in effect).
                                     // Keep it well above max_degree: at L = R = 64 recall
-                                    // fell (docs/performance.md, "Builds")
+                                    // fell (docs/performance-history.md, "Builds")
   float alpha = 1.2f;               // robust-prune slack (finite, >= 1): larger = longer
                                     // edges kept
 };
@@ -94,7 +94,7 @@ struct GraphOptions {
 // building from scratch, so folding a few small segments into a large one
 // costs about what building the small ones cost; but when newer inputs
 // delete or overwrite ids of the largest, the merge rebuilds the whole graph
-// (extending a graph around dropped nodes lost recall, docs/performance.md).
+// (extending a graph around dropped nodes lost recall, docs/performance-history.md).
 // Then consolidation, and back-pressure on writers: see the fields below.
 struct CompactionOptions {
   // Merge in the background after flushes. Off: only DB::Compact() merges.
@@ -197,7 +197,7 @@ struct Options {
   // direct I/O (O_DIRECT|O_DSYNC) rather than through a shared mapping, on
   // file systems that have it (not tmpfs).
   // A sync then costs one block write whatever it covers: with 8 writers,
-  // ~1.6x the throughput of the mapped log (docs/performance.md). The log's
+  // ~1.6x the throughput of the mapped log (docs/performance-history.md). The log's
   // bytes are the same either way. Ignored under kNever and kInterval, whose
   // writes must survive the process being killed before any sync.
   bool direct_io_log = true;
@@ -210,7 +210,7 @@ struct Options {
   // Open, which replays the commit log into any shard log a machine crash
   // cut short. With 8 writers: ~1.05x the throughput of syncing the shard
   // logs at 2 shards, ~1.5x at 8 (one flush per round instead of one per
-  // shard; docs/performance.md). Off: each shard syncs its own log.
+  // shard; docs/performance-history.md). Off: each shard syncs its own log.
   // An Open with any setting replays a commit log left by an earlier run.
   bool collection_commit_log = true;
   // Where the database's files live: every file operation goes through it
@@ -251,7 +251,7 @@ struct Options {
   // else 4-bit residual codes fitted to them at open (ceil(dim / 2) + 10
   // bytes; Open takes ~4 s for a million 128-d vectors on 2 worker
   // threads, against 0.25 s with SQ8; a few more reads for the
-  // same recall, docs/performance.md), kept even when they do not fit
+  // same recall, docs/performance-history.md), kept even when they do not fit
   // (said once on stderr); then a node cache of what is left, at most
   // node_cache_bytes. A segment's share is freed when it is dropped, so
   // segments opened while a merge runs see less. Not counted: the id tables
@@ -286,7 +286,7 @@ enum class DiskSearch : uint8_t {
   // expand the same nodes in the same order, and kBeam has less to manage).
   // Measured on one thread, 200K x 128 on a VM's disk with O_DIRECT, W 4-16:
   // kPipelined gave 0.97-1.38x kBeam's QPS at equal or better recall, most
-  // often above 1.1x (docs/performance.md, "Pipelined search").
+  // often above 1.1x (docs/performance-history.md, "Pipelined search").
   kAuto = 0,
   // DiskANN's beam search: each step reads the blocks of the beam_width
   // closest unexpanded nodes together, waits for all of them, then expands
@@ -316,11 +316,11 @@ struct SearchOptions {
   uint32_t list_size = 100;
   // Graph nodes expanded per step; 0 = the measured best for the storage:
   // 1 on memory-mapped segments, 8 on disk-resident ones. Mapped, 1 is the
-  // fastest at equal recall (docs/performance.md: ~2x the QPS of 4 on small);
+  // fastest at equal recall (docs/performance-history.md: ~2x the QPS of 4 on small);
   // larger values only pay off when a step waits on storage
   // (SegmentStorage::kDisk: each step reads beam_width blocks together, or
   // with DiskSearch::kPipelined, beam_width reads stay in flight; on 1M x 128
-  // W 8 gave 2x the QPS of W 1 at recall 0.95, docs/performance.md). Any
+  // W 8 gave 2x the QPS of W 1 at recall 0.95, docs/performance-history.md). Any
   // value: disk searches keep at most 64 reads in flight, whatever is asked.
   uint32_t beam_width = 0;
   // SegmentStorage::kDisk only: beam or pipelined search; one of the

@@ -20,10 +20,10 @@
 // cannot tell them apart. Measured (1M x 128, 1,000 Gaussian clusters; how
 // many of the true 10 nearest are among the 20 / 40 nearest by code
 // distance): plain SQ4 0.707 / 0.839 (100 queries, a throwaway program);
-// with bench/code_rank_bench (200 queries, codes made as a disk segment
+// with bench/probes/code_rank_bench (200 queries, codes made as a disk segment
 // makes them), residual (1,979 groups, 8K sample vectors) 0.963 / 0.996,
 // SQ8 0.999 / 1.000; on the embedding-like set (100K x 384) residual 0.994
-// / 1.000. docs/performance.md, "Residual 4-bit codes" and "What bounds the
+// / 1.000. docs/performance-history.md, "Residual 4-bit codes" and "What bounds the
 // disk reads".
 //
 // A code is CodeBytes(dim) bytes: the levels, two dimensions a byte

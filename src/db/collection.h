@@ -1,7 +1,10 @@
 // Copyright 2026 The shoal Authors.
 //
 // One named collection: its shards, routing by id, validation of input, and
-// the fan-out and merge of searches. Thread-safe.
+// the fan-out and merge of searches. Thread-safe. One class in three files:
+// collection.cc (open, writes, bulk loads, flush/compact/close),
+// collection_search.cc (the searches' fan-out and merge) and
+// collection_fold.cc (the fold of shared segments across shards).
 
 #ifndef SHOAL_SRC_DB_COLLECTION_H_
 #define SHOAL_SRC_DB_COLLECTION_H_

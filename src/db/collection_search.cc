@@ -27,7 +27,7 @@ constexpr size_t kParallelSearchWork = size_t{1} << 25;
 // many stored vectors on: each shard's walks then wait on block reads
 // (~50-70 us each, tens a walk), so the shards are searched at once and
 // their reads overlap, where one after the other they add up. Measured at
-// 1M x 128 (docs/performance.md); the threshold itself was not tuned: a
+// 1M x 128 (docs/performance-history.md); the threshold itself was not tuned: a
 // collection this large either has segments, whose walks take hundreds of
 // microseconds, or memtables whose exact scans take as long, either way
 // well above a pool thread's wake-up.

@@ -46,7 +46,8 @@ struct DiskSearchScratch {
   // Hashed, not a mark per node: a thread's scratch then stays small
   // whatever the segment's size (hashed_visited_set.h).
   graph::HashedVisitedSet visited;   // nodes whose code distance was taken
-  graph::HashedVisitedSet expanded;  // nodes taken by the walk, expanded as block mates, or reranked
+  // Nodes taken by the walk, expanded as block mates, or reranked.
+  graph::HashedVisitedSet expanded;
   codes::Sq8Query sq8;  // the query against SQ8 codes,
   codes::ResidualSq4Query residual;  // or against 4-bit codes (DiskSegmentReader::four_bit_codes)
   std::vector<Ranked> rerank;

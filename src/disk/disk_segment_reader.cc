@@ -23,6 +23,33 @@
 #include "util/thread_pool.h"
 
 namespace shoal::disk {
+
+using codes::ResidualSq4;
+using graph::EntryPointCount;
+using graph::SpreadEntryPoints;
+using segment::CheckIdTable;
+using segment::CheckLayout;
+using segment::CheckNodeBlock;
+using segment::CheckRecordMatches;
+using segment::CheckShape;
+using segment::Corruption;
+using segment::DecodeFooter;
+using segment::DecodeHeader;
+using segment::DecodeNodeRecord;
+using segment::EntryId;
+using segment::EntryNode;
+using segment::EntrySequence;
+using segment::FindEntry;
+using segment::Footer;
+using segment::Header;
+using segment::NodeLayout;
+using segment::NodeRecordFields;
+using segment::ParseCodeRanges;
+using segment::ReadCodes;
+using segment::kFooterSize;
+using segment::kHeaderSize;
+using segment::kIdEntrySize;
+using segment::kNoNode;
 namespace {
 
 // Sequential scans (ForEachVector, ForEachNode, VerifyAll) read about this
@@ -38,7 +65,7 @@ thread_local AlignedBuffer tls_find_buffer;
 absl::Status ReadStatus(const std::string& path, uint64_t offset, size_t n, absl::Status s) {
   if (s.ok()) return s;
   if (absl::IsOutOfRange(s)) {
-    return segment::Corruption(path, absl::StrCat("file ends before offset ", offset + n,
+    return Corruption(path, absl::StrCat("file ends before offset ", offset + n,
                                          " (truncated since it was opened?)"));
   }
   return absl::Status(s.code(), absl::StrCat("segment ", path, ": read of ", n,
@@ -54,22 +81,17 @@ absl::Status ReadFileAt(const RandomAccessFile& file, const std::string& path, u
 }  // namespace
 
 DiskSegmentReader::DiskSegmentReader(std::string path, std::unique_ptr<RandomAccessFile> file,
-                                     const segment::Header& header, const segment::Footer& footer,
+                                     const Header& header, const Footer& footer,
                                      std::string id_table)
-    : path_(std::move(path)),
-      file_(std::move(file)),
-      header_(header),
-      footer_(footer),
-      id_table_bytes_(std::move(id_table)),
-      entry_count_(header.vector_count + header.tombstone_count),
-      id_table_(id_table_bytes_.data()) {}
+    : SegmentFile(std::move(path), header, footer, std::move(id_table)),
+      file_(std::move(file)) {}
 
 absl::Status DiskSegmentReader::LoadCodes(MemoryBudget* budget, ThreadPool* pool) {
   const uint64_t offset = footer_.nodes_offset + footer_.nodes_bytes;
   const size_t range_bytes = 8 * size_t{header_.dim};
   std::string ranges(range_bytes, '\0');
   SHOAL_RETURN_IF_ERROR(ReadAt(offset, range_bytes, ranges.data(), nullptr));
-  SHOAL_ASSIGN_OR_RETURN(sq8_, segment::ParseCodeRanges(ranges.data(), offset, header_, path_));
+  SHOAL_ASSIGN_OR_RETURN(sq8_, ParseCodeRanges(ranges.data(), offset, header_, path_));
   const size_t sq8_bytes = header_.code_bytes;
   const uint64_t n = header_.vector_count;
   // Both passes below stream the codes in chunks of whole codes, and check
@@ -89,7 +111,7 @@ absl::Status DiskSegmentReader::LoadCodes(MemoryBudget* budget, ThreadPool* pool
       fn(first, count, chunk.data());
     }
     if (sum.Digest() != footer_.code_checksum) {
-      return segment::Corruption(path_, absl::StrCat("codes checksum mismatch (offset ", offset, ")"));
+      return Corruption(path_, absl::StrCat("codes checksum mismatch (offset ", offset, ")"));
     }
     return absl::OkStatus();
   };
@@ -103,7 +125,7 @@ absl::Status DiskSegmentReader::LoadCodes(MemoryBudget* budget, ThreadPool* pool
   } else {
     // SQ8 does not fit: 4-bit residual codes fitted to the vectors these
     // decode to (residual_sq4.h), on a sample spread evenly over the nodes.
-    code_bytes_ = codes::ResidualSq4::CodeBytes(header_.dim);
+    code_bytes_ = ResidualSq4::CodeBytes(header_.dim);
     if (!budget->TryReserve(n * code_bytes_, &reservation)) {
       reservation = budget->ReserveAnyway(n * code_bytes_);
       static std::atomic<bool> said{false};
@@ -115,8 +137,8 @@ absl::Status DiskSegmentReader::LoadCodes(MemoryBudget* budget, ThreadPool* pool
       }
     }
     const uint32_t dim = header_.dim;
-    const uint32_t groups = codes::ResidualSq4::ChooseGroups(n);
-    const uint64_t samples = codes::ResidualSq4::SampleCount(n, dim, groups);
+    const uint32_t groups = ResidualSq4::ChooseGroups(n);
+    const uint64_t samples = ResidualSq4::SampleCount(n, dim, groups);
     std::vector<float> sample(samples * dim);
     uint64_t next = 0;  // sample `next` is node next * n / samples
     SHOAL_RETURN_IF_ERROR(stream([&](uint64_t first, uint64_t count, const uint8_t* codes) {
@@ -125,7 +147,7 @@ absl::Status DiskSegmentReader::LoadCodes(MemoryBudget* budget, ThreadPool* pool
       }
     }));
     residual_ =
-        std::make_unique<codes::ResidualSq4>(codes::ResidualSq4::Fit(sample.data(), samples, dim, groups, pool));
+        std::make_unique<ResidualSq4>(ResidualSq4::Fit(sample.data(), samples, dim, groups, pool));
     std::vector<float>().swap(sample);
     codes_.resize(n * code_bytes_);
     // Each chunk's codes are encoded in parts on the pool (~5 us a code at
@@ -151,8 +173,8 @@ absl::Status DiskSegmentReader::LoadCodes(MemoryBudget* budget, ThreadPool* pool
     std::vector<float> nearest(residual_->groups(), std::numeric_limits<float>::infinity());
     for (uint64_t v = 0; v < n; ++v) {
       const uint8_t* code = codes_.data() + v * code_bytes_;
-      const uint16_t g = codes::ResidualSq4::Group(code, dim);
-      const float scale = codes::ResidualSq4::Scale(code, dim);
+      const uint16_t g = ResidualSq4::Group(code, dim);
+      const float scale = ResidualSq4::Scale(code, dim);
       if (scale < nearest[g] || group_nodes_[g] == kNoGroupNode) {
         nearest[g] = scale;
         group_nodes_[g] = static_cast<uint32_t>(v);
@@ -162,7 +184,7 @@ absl::Status DiskSegmentReader::LoadCodes(MemoryBudget* budget, ThreadPool* pool
     // The fit's sample (at most 4 MiB) and scratch, freed by now, would
     // otherwise stay resident in the opening thread's malloc arena: with two
     // shards fitted at once and a 16 MiB sample, 16 MiB of a process whose
-    // budget is the point (1M x 128, docs/performance.md).
+    // budget is the point (1M x 128, docs/performance-history.md).
     malloc_trim(0);
 #endif
   }
@@ -172,14 +194,14 @@ absl::Status DiskSegmentReader::LoadCodes(MemoryBudget* budget, ThreadPool* pool
 
 void DiskSegmentReader::ChooseEntryPoints(MemoryBudget* budget) {
   // With 4-bit codes the groups' nodes serve (StartWalk).
-  const size_t count = residual_ != nullptr ? 0 : graph::EntryPointCount(header_.vector_count);
+  const size_t count = residual_ != nullptr ? 0 : EntryPointCount(header_.vector_count);
   if (count == 0) return;
   if (budget != nullptr) {
     MemoryBudget::Reservation r;
     if (!budget->TryReserve(count * (code_bytes_ + sizeof(uint32_t)), &r)) return;
     reservation_.Merge(std::move(r));
   }
-  graph::SpreadEntryPoints(header_.vector_count, count, codes_.data(), code_bytes_, &entry_points_,
+  SpreadEntryPoints(header_.vector_count, count, codes_.data(), code_bytes_, &entry_points_,
                     &entry_point_codes_);
 }
 
@@ -189,21 +211,21 @@ absl::StatusOr<std::shared_ptr<Segment>> DiskSegmentReader::Open(
   SHOAL_ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessFile> file,
                          fs->OpenRandomAccess(path, /*direct=*/true));
   const uint64_t size = file->size();
-  if (size < segment::kHeaderSize + segment::kFooterSize) {
-    return segment::Corruption(path, absl::StrCat("truncated: ", size, " bytes"));
+  if (size < kHeaderSize + kFooterSize) {
+    return Corruption(path, absl::StrCat("truncated: ", size, " bytes"));
   }
   AlignedBuffer sector;
-  segment::Header header;
-  segment::Footer footer;
-  std::string footer_bytes(segment::kFooterSize, '\0');
-  SHOAL_RETURN_IF_ERROR(ReadFileAt(*file, path, 0, segment::kHeaderSize, sector.Reserve(segment::kHeaderSize)));
+  Header header;
+  Footer footer;
+  std::string footer_bytes(kFooterSize, '\0');
+  SHOAL_RETURN_IF_ERROR(ReadFileAt(*file, path, 0, kHeaderSize, sector.Reserve(kHeaderSize)));
   SHOAL_RETURN_IF_ERROR(
-      segment::DecodeHeader(std::string_view(sector.data(), segment::kHeaderSize), path, &header));
+      DecodeHeader(std::string_view(sector.data(), kHeaderSize), path, &header));
   SHOAL_RETURN_IF_ERROR(
-      ReadFileAt(*file, path, size - segment::kFooterSize, segment::kFooterSize, footer_bytes.data()));
-  SHOAL_RETURN_IF_ERROR(segment::DecodeFooter(footer_bytes, path, &footer));
-  SHOAL_RETURN_IF_ERROR(segment::CheckShape(header, dim, metric, path));
-  SHOAL_RETURN_IF_ERROR(segment::CheckLayout(header, footer, size, path));
+      ReadFileAt(*file, path, size - kFooterSize, kFooterSize, footer_bytes.data()));
+  SHOAL_RETURN_IF_ERROR(DecodeFooter(footer_bytes, path, &footer));
+  SHOAL_RETURN_IF_ERROR(CheckShape(header, dim, metric, path));
+  SHOAL_RETURN_IF_ERROR(CheckLayout(header, footer, size, path));
   if (header.code != VectorCode::kSq8 && header.vector_count > 0) {
     return std::shared_ptr<Segment>();  // no codes to navigate on: the caller maps it
   }
@@ -211,12 +233,12 @@ absl::StatusOr<std::shared_ptr<Segment>> DiskSegmentReader::Open(
   SHOAL_RETURN_IF_ERROR(
       ReadFileAt(*file, path, footer.id_table_offset, id_table.size(), id_table.data()));
   if (Checksum64(id_table.data(), id_table.size()) != footer.id_table_checksum) {
-    return segment::Corruption(path, absl::StrCat("id table checksum mismatch (offset ",
+    return Corruption(path, absl::StrCat("id table checksum mismatch (offset ",
                                          footer.id_table_offset, ")"));
   }
   std::shared_ptr<DiskSegmentReader> segment(
       new DiskSegmentReader(path, std::move(file), header, footer, std::move(id_table)));
-  SHOAL_RETURN_IF_ERROR(segment::CheckIdTable(segment->id_table_, header, path));
+  SHOAL_RETURN_IF_ERROR(CheckIdTable(segment->id_table_, header, path));
   if (header.vector_count > 0) {
     DiskSegmentReader* s = segment.get();
     SHOAL_RETURN_IF_ERROR(s->LoadCodes(options.budget.get(), options.pool));
@@ -235,7 +257,7 @@ absl::StatusOr<std::shared_ptr<Segment>> DiskSegmentReader::Open(
     // nodes): the cache holds them first, then their neighbourhoods.
     std::vector<uint32_t> seeds{header.medoid};
     seeds.insert(seeds.end(), s->entry_points_.begin(), s->entry_points_.end());
-    static_assert(kNoGroupNode == segment::kNoNode, "Build skips groups without a node");
+    static_assert(kNoGroupNode == kNoNode, "Build skips groups without a node");
     seeds.insert(seeds.end(), s->group_nodes_.begin(), s->group_nodes_.end());
     absl::Status filled = s->cache_.Build(
         header.layout, seeds, cache_bytes,
@@ -321,14 +343,14 @@ absl::Status DiskSegmentReader::ReadResult(uint64_t offset, size_t n, absl::Stat
 }
 
 absl::Status DiskSegmentReader::CheckBlock(const char* bytes, uint32_t block) const {
-  return segment::CheckNodeBlock(bytes, block, header_, footer_, path_);
+  return CheckNodeBlock(bytes, block, header_, footer_, path_);
 }
 
 absl::Status DiskSegmentReader::ReadBlockRun(uint64_t first, uint64_t count, char* dst) const {
   const size_t block_bytes = header_.layout.block_bytes();
   SHOAL_RETURN_IF_ERROR(ReadAt(BlockOffset(first), count * block_bytes, dst, nullptr));
   for (uint64_t i = 0; i < count; ++i) {
-    SHOAL_RETURN_IF_ERROR(segment::CheckNodeBlock(dst + i * block_bytes, static_cast<uint32_t>(first + i),
+    SHOAL_RETURN_IF_ERROR(CheckNodeBlock(dst + i * block_bytes, static_cast<uint32_t>(first + i),
                                          header_, footer_, path_));
   }
   return absl::OkStatus();
@@ -345,24 +367,24 @@ absl::Status DiskSegmentReader::ReadRecord(uint32_t node, char* out) const {
 
 absl::StatusOr<Segment::Lookup> DiskSegmentReader::Find(uint64_t id, uint64_t* sequence,
                                                         std::vector<float>* vector) const {
-  const uint64_t i = segment::FindEntry(id_table_, entry_count_, id);
+  const uint64_t i = FindEntry(id_table_, entry_count_, id);
   if (i == entry_count_) return Lookup::kAbsent;
-  const uint32_t node = segment::EntryNode(id_table_, i);
-  if (node != segment::kNoNode && vector != nullptr) {
+  const uint32_t node = EntryNode(id_table_, i);
+  if (node != kNoNode && vector != nullptr) {
     std::vector<char> record(header_.layout.node_bytes);
     SHOAL_RETURN_IF_ERROR(ReadRecord(node, record.data()));
-    SHOAL_RETURN_IF_ERROR(segment::CheckRecordMatches(record.data(), node, id,
-                                             segment::EntrySequence(id_table_, i), header_, path_));
+    SHOAL_RETURN_IF_ERROR(CheckRecordMatches(record.data(), node, id,
+                                             EntrySequence(id_table_, i), header_, path_));
     const float* v = reinterpret_cast<const float*>(record.data());
     vector->assign(v, v + header_.dim);
   }
-  if (sequence != nullptr) *sequence = segment::EntrySequence(id_table_, i);
-  return node == segment::kNoNode ? Lookup::kDeleted : Lookup::kLive;
+  if (sequence != nullptr) *sequence = EntrySequence(id_table_, i);
+  return node == kNoNode ? Lookup::kDeleted : Lookup::kLive;
 }
 
 absl::Status DiskSegmentReader::ForEachRecord(
     const std::function<void(uint32_t node, const char* record)>& fn) const {
-  const segment::NodeLayout& layout = header_.layout;
+  const NodeLayout& layout = header_.layout;
   const uint64_t run = std::max<uint64_t>(1, kScanBytes / layout.block_bytes());
   AlignedBuffer buffer;
   char* blocks = buffer.Reserve(run * layout.block_bytes());
@@ -380,88 +402,52 @@ absl::Status DiskSegmentReader::ForEachRecord(
   return absl::OkStatus();
 }
 
-absl::Status DiskSegmentReader::ForEachNode(
-    const std::function<void(uint32_t node, uint64_t id, uint64_t sequence, const float* vector,
-                             std::span<const uint32_t> neighbors)>& fn) const {
-  const segment::NodeLayout& layout = header_.layout;
-  std::vector<uint32_t> neighbors;
-  return ForEachRecord([&](uint32_t node, const char* record) {
-    // Checked: degree <= R and every neighbour < vector_count.
-    const segment::NodeRecordFields r = segment::DecodeNodeRecord(layout, record, &neighbors);
-    fn(node, r.id, r.sequence, r.vector, neighbors);
-  });
-}
-
-absl::Status DiskSegmentReader::ForEachVector(
-    const std::function<void(uint64_t id, uint64_t sequence, const float* vector)>& fn) const {
-  const segment::NodeLayout& layout = header_.layout;
-  return ForEachRecord([&](uint32_t, const char* record) {
-    fn(DecodeFixed64(record + layout.id_offset()),
-       DecodeFixed64(record + layout.sequence_offset()),
-       reinterpret_cast<const float*>(record));
-  });
-}
-
-void DiskSegmentReader::ForEachEntry(
-    const std::function<void(uint64_t id, uint64_t sequence, bool live)>& fn) const {
-  for (uint64_t i = 0; i < entry_count_; ++i) {
-    fn(segment::EntryId(id_table_, i), segment::EntrySequence(id_table_, i), segment::EntryNode(id_table_, i) != segment::kNoNode);
-  }
-}
-
-void DiskSegmentReader::ForEachTombstone(
-    const std::function<void(uint64_t id, uint64_t sequence)>& fn) const {
-  for (uint64_t i = 0; i < entry_count_; ++i) {
-    if (segment::EntryNode(id_table_, i) == segment::kNoNode) fn(segment::EntryId(id_table_, i), segment::EntrySequence(id_table_, i));
-  }
-}
-
 absl::Status DiskSegmentReader::VerifyAll() const {
   // Re-reads everything from the file: it may have changed since Open.
   AlignedBuffer sector;
-  SHOAL_RETURN_IF_ERROR(ReadAt(0, segment::kHeaderSize, sector.Reserve(segment::kHeaderSize), nullptr));
-  segment::Header header;
-  SHOAL_RETURN_IF_ERROR(segment::DecodeHeader(std::string_view(sector.data(), segment::kHeaderSize), path_,
+  SHOAL_RETURN_IF_ERROR(ReadAt(0, kHeaderSize, sector.Reserve(kHeaderSize), nullptr));
+  Header header;
+  SHOAL_RETURN_IF_ERROR(DecodeHeader(std::string_view(sector.data(), kHeaderSize), path_,
                                      &header));
-  std::string footer_bytes(segment::kFooterSize, '\0');
+  std::string footer_bytes(kFooterSize, '\0');
   SHOAL_RETURN_IF_ERROR(
-      ReadAt(file_->size() - segment::kFooterSize, segment::kFooterSize, footer_bytes.data(), nullptr));
-  segment::Footer footer;
-  SHOAL_RETURN_IF_ERROR(segment::DecodeFooter(footer_bytes, path_, &footer));
-  if (std::memcmp(&footer, &footer_, sizeof(segment::Footer)) != 0 ||
+      ReadAt(file_->size() - kFooterSize, kFooterSize, footer_bytes.data(), nullptr));
+  Footer footer;
+  SHOAL_RETURN_IF_ERROR(DecodeFooter(footer_bytes, path_, &footer));
+  if (std::memcmp(&footer, &footer_, sizeof(Footer)) != 0 ||
       header.vector_count != header_.vector_count ||
       header.tombstone_count != header_.tombstone_count || header.medoid != header_.medoid) {
-    return segment::Corruption(path_, "header or footer changed since the segment was opened");
+    return Corruption(path_, "header or footer changed since the segment was opened");
   }
   const uint64_t tail_offset = footer_.nodes_offset + footer_.nodes_bytes;
   std::string tail(header_.CodeAreaBytes() + footer_.id_table_bytes, '\0');
   SHOAL_RETURN_IF_ERROR(ReadAt(tail_offset, tail.size(), tail.data(), nullptr));
   const char* table = tail.data() + header_.CodeAreaBytes();
   if (Checksum64(table, footer_.id_table_bytes) != footer_.id_table_checksum) {
-    return segment::Corruption(path_, absl::StrCat("id table checksum mismatch (offset ",
+    return Corruption(path_, absl::StrCat("id table checksum mismatch (offset ",
                                           footer_.id_table_offset, ")"));
   }
   if (header_.code != VectorCode::kNone) {
-    SHOAL_RETURN_IF_ERROR(segment::ReadCodes(tail.data(), tail_offset, header_, footer_, path_).status());
+    SHOAL_RETURN_IF_ERROR(ReadCodes(tail.data(), tail_offset, header_, footer_, path_).status());
   }
-  SHOAL_RETURN_IF_ERROR(segment::CheckIdTable(table, header_, path_));
+  SHOAL_RETURN_IF_ERROR(CheckIdTable(table, header_, path_));
   // Every block, and that each record holds its id table entry's id and
   // sequence (searches take them from the records, Find from the table).
   std::vector<uint64_t> entry_of_node(header_.vector_count);
   for (uint64_t i = 0; i < entry_count_; ++i) {
-    const uint32_t node = segment::EntryNode(table, i);
-    if (node != segment::kNoNode) entry_of_node[node] = i;
+    const uint32_t node = EntryNode(table, i);
+    if (node != kNoNode) entry_of_node[node] = i;
   }
   absl::Status mismatch;
   SHOAL_RETURN_IF_ERROR(ForEachRecord([&](uint32_t node, const char* record) {
     if (!mismatch.ok()) return;
     const uint64_t i = entry_of_node[node];
-    if (!segment::CheckRecordMatches(record, node, segment::EntryId(table, i), segment::EntrySequence(table, i), header_,
+    if (!CheckRecordMatches(record, node, EntryId(table, i), EntrySequence(table, i), header_,
                             path_)
              .ok()) {
-      mismatch = segment::Corruption(path_, absl::StrCat("node ", node, " does not hold the id and "
+      mismatch = Corruption(path_, absl::StrCat("node ", node, " does not hold the id and "
                                                 "sequence of id table entry ", i, " (offset ",
-                                                footer_.id_table_offset + i * segment::kIdEntrySize,
+                                                footer_.id_table_offset + i * kIdEntrySize,
                                                 ")"));
     }
   }));

@@ -44,6 +44,7 @@
 
 #include "disk/node_cache.h"
 #include "segment/segment.h"
+#include "segment/segment_file.h"
 #include "segment/segment_format.h"
 #include "codes/residual_sq4.h"
 #include "codes/sq8.h"
@@ -53,7 +54,7 @@ namespace shoal::disk {
 
 struct DiskSearchScratch;  // disk_segment_search.cc
 
-class DiskSegmentReader final : public Segment {
+class DiskSegmentReader final : public segment::SegmentFile {
  public:
   // As Segment::Open with SegmentStorage::kDisk, except that a file with
   // vectors but no codes gives null (and OK).
@@ -67,28 +68,11 @@ class DiskSegmentReader final : public Segment {
                                                        uint32_t dim, Metric metric,
                                                        const SegmentOpenOptions& options);
 
-  uint64_t vector_count() const override { return header_.vector_count; }
-  uint64_t tombstone_count() const override { return header_.tombstone_count; }
-  const std::string& path() const override { return path_; }
-
   absl::StatusOr<Lookup> Find(uint64_t id, uint64_t* sequence,
                               std::vector<float>* vector) const override;
   absl::Status Search(const float* query, const SearchOptions& options,
                       const segment::AnswerFilter& admit,
                       TopK* top, SegmentSearchStats* stats) const override;
-  uint32_t medoid() const override { return header_.medoid; }
-  uint32_t build_list_size() const override { return header_.build_list_size; }
-  absl::Status ForEachNode(
-      const std::function<void(uint32_t node, uint64_t id, uint64_t sequence,
-                               const float* vector, std::span<const uint32_t> neighbors)>& fn)
-      const override;
-  absl::Status ForEachVector(
-      const std::function<void(uint64_t id, uint64_t sequence, const float* vector)>& fn)
-      const override;
-  void ForEachEntry(
-      const std::function<void(uint64_t id, uint64_t sequence, bool live)>& fn) const override;
-  void ForEachTombstone(
-      const std::function<void(uint64_t id, uint64_t sequence)>& fn) const override;
   absl::Status VerifyAll() const override;
 
   // Nodes pinned in the node cache.
@@ -114,7 +98,8 @@ class DiskSegmentReader final : public Segment {
   };
 
   DiskSegmentReader(std::string path, std::unique_ptr<RandomAccessFile> file,
-                    const segment::Header& header, const segment::Footer& footer, std::string id_table);
+                    const segment::Header& header, const segment::Footer& footer,
+                    std::string id_table);
 
   // Reads the codes area (checksum, ranges) into RAM as SQ8 or SQ4 codes,
   // as `budget` allows; see Open.
@@ -138,10 +123,9 @@ class DiskSegmentReader final : public Segment {
   void NoteCacheFillError(const absl::Status& error, size_t cache_bytes);
   // Reads blocks [first, first + count) with one pread and checks each.
   absl::Status ReadBlockRun(uint64_t first, uint64_t count, char* dst) const;
-  // Calls fn(node, record) for every node in order, reading blocks in runs
-  // of about kScanBytes.
+  // Reads blocks in runs of about kScanBytes.
   absl::Status ForEachRecord(
-      const std::function<void(uint32_t node, const char* record)>& fn) const;
+      const std::function<void(uint32_t node, const char* record)>& fn) const override;
   // Reads the block of `node`, checks it, and copies node's record to out
   // (node_bytes).
   absl::Status ReadRecord(uint32_t node, char* out) const;
@@ -201,13 +185,7 @@ class DiskSegmentReader final : public Segment {
                              DiskSearchScratch* s, SegmentSearchStats* stats,
                              IoCounts* io) const;
 
-  const std::string path_;
   const std::unique_ptr<RandomAccessFile> file_;
-  const segment::Header header_;
-  const segment::Footer footer_;
-  const std::string id_table_bytes_;
-  const uint64_t entry_count_;
-  const char* const id_table_;  // id_table_bytes_.data()
   // Set in Open (LoadCodes), then immutable; null / empty without vectors.
   std::unique_ptr<codes::Sq8> sq8_;     // the stored ranges
   std::unique_ptr<codes::ResidualSq4> residual_;  // null: codes_ holds the SQ8 codes

@@ -46,6 +46,15 @@
 
 namespace shoal::disk {
 
+using graph::CandidateList;
+using graph::ListEntryPoints;
+using graph::ScratchLease;
+using segment::AnswerFilter;
+using segment::NodeLayout;
+using segment::RankedEntry;
+using segment::ScanSegment;
+using segment::SearchScans;
+
 namespace {
 
 thread_local DiskSearchScratch tls_disk_scratch;
@@ -99,7 +108,7 @@ void DiskSegmentReader::StartWalk(const SearchOptions& options, DiskSearchScratc
   ++stats->distance_computations;
   // The entry points: one scan of their codes; the closest stay listed, so
   // the walk starts near the query rather than at the medoid.
-  stats->distance_computations += graph::ListEntryPoints(
+  stats->distance_computations += ListEntryPoints(
       entry_points_, entry_point_codes_.data(), code_bytes_, 0, entry_points_.size(),
       [&](const uint8_t* code) { return CodeDistanceAt(*s, code); }, &s->visited, &s->list);
   if (residual_ != nullptr) {
@@ -127,7 +136,7 @@ void DiskSegmentReader::StartWalk(const SearchOptions& options, DiskSearchScratc
 
 void DiskSegmentReader::ExpandRecord(const float* query, uint32_t node, const char* record,
                                      DiskSearchScratch* s, SegmentSearchStats* stats) const {
-  const segment::NodeLayout& layout = header_.layout;
+  const NodeLayout& layout = header_.layout;
   // Checked (cache or just read): degree <= R and every neighbour < n.
   s->rerank.push_back(
       {Distance(header_.metric, query, reinterpret_cast<const float*>(record), header_.dim),
@@ -149,10 +158,10 @@ void DiskSegmentReader::ExpandRecord(const float* query, uint32_t node, const ch
 
 void DiskSegmentReader::ExpandBlockMates(uint32_t block, const char* bytes, const float* query,
                                          DiskSearchScratch* s, SegmentSearchStats* stats) const {
-  const segment::NodeLayout& layout = header_.layout;
+  const NodeLayout& layout = header_.layout;
   const uint64_t first = uint64_t{block} * layout.nodes_per_block;
   const uint64_t end = std::min<uint64_t>(first + layout.nodes_per_block, header_.vector_count);
-  graph::CandidateList& list = s->list;
+  CandidateList& list = s->list;
   for (uint64_t m64 = first; m64 < end; ++m64) {
     const auto m = static_cast<uint32_t>(m64);
     // Taken by the walk (expanded, or being read), or done already.
@@ -189,7 +198,7 @@ absl::Status DiskSegmentReader::Walk(const float* query, const SearchOptions& op
                                      IoCounts* io) const {
   const size_t beam_width = std::max<uint32_t>(1, options.beam_width);
   const size_t block_bytes = header_.layout.block_bytes();
-  graph::CandidateList& list = s->list;
+  CandidateList& list = s->list;
   StartWalk(options, s, stats);
   while (true) {
     s->beam.clear();
@@ -216,18 +225,18 @@ absl::Status DiskSegmentReader::Walk(const float* query, const SearchOptions& op
 }
 
 absl::Status DiskSegmentReader::Search(const float* query, const SearchOptions& options,
-                                       const segment::AnswerFilter& admit,
+                                       const AnswerFilter& admit,
                                        TopK* top, SegmentSearchStats* stats) const {
   if (header_.vector_count == 0 || options.k == 0) return absl::OkStatus();
-  if (segment::SearchScans(options, header_.vector_count)) {
-    return segment::ScanSegment(*this, header_.metric, header_.dim, query, admit, top, stats);
+  if (SearchScans(options, header_.vector_count)) {
+    return ScanSegment(*this, header_.metric, header_.dim, query, admit, top, stats);
   }
   SearchOptions resolved = options;
   resolved.beam_width = options.beam_width == 0
                             ? kDefaultBeamWidth
                             : std::min(options.beam_width, kMaxBeamWidth);
   const uint64_t start = MonotonicNs();
-  const graph::ScratchLease lease(&tls_disk_scratch);
+  const ScratchLease lease(&tls_disk_scratch);
   DiskSearchScratch* s = lease.get();
   if (residual_ != nullptr) {
     s->residual.Reset(*residual_, header_.metric, query);
@@ -248,7 +257,7 @@ absl::Status DiskSegmentReader::Search(const float* query, const SearchOptions& 
         s->rerank.size(), options.k,
         [&](size_t i) {
           const DiskSearchScratch::Ranked& r = s->rerank[i];
-          return segment::RankedEntry{r.id, r.sequence, r.distance};
+          return RankedEntry{r.id, r.sequence, r.distance};
         },
         top);
   }

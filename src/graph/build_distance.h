@@ -65,7 +65,7 @@ class BuildDistance {
   // SQ8 codes of every point (point i's at codes + i * Sq8::CodeBytes(dim)),
   // for the build's searches to navigate on: a 384-d distance then reads
   // 400 bytes instead of 1,536, and the build is bound by those reads
-  // (docs/performance.md, issue 18). Both must outlive this object.
+  // (docs/performance-history.md, issue 18). Both must outlive this object.
   void AttachCodes(const codes::Sq8* sq8, const uint8_t* codes) {
     sq8_ = sq8;
     codes_ = codes;

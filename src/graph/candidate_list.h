@@ -29,7 +29,7 @@ class CandidateList {
   static constexpr uint32_t kExpanded = 0x80000000u;
   // Lists of at most this many entries insert by moving entries up from the
   // end rather than by a binary search and a memmove: 8-11% less CPU a query
-  // on small at lists 4-10 (capacity 12; docs/performance.md, "Four codes at
+  // on small at lists 4-10 (capacity 12; docs/performance-history.md, "Four codes at
   // a time"), where most offers land near the end.
   static constexpr size_t kShortList = 16;
 

@@ -35,7 +35,9 @@ struct Splitter {
     const float* b = row(order[h2 % size]);
     std::vector<float> direction(dim);
     for (uint32_t j = 0; j < dim; ++j) direction[j] = a[j] - b[j];
-    for (size_t i = 0; i < size; ++i) keys[i] = {dot(direction.data(), row(order[i]), dim), order[i]};
+    for (size_t i = 0; i < size; ++i) {
+      keys[i] = {dot(direction.data(), row(order[i]), dim), order[i]};
+    }
     // Ties (duplicates, or a == b) fall back to the point index: still a
     // strict order, so the split is deterministic.
     const size_t half = size / 2;

@@ -20,7 +20,7 @@
 // walks miss (entry_points.h), the first pass bought little recall (none on
 // medium; 0.006-0.011 of recall@10 at lists 5-12 on embed; out-of-distribution
 // queries did better without it) for 1.2-1.45x the build time
-// (docs/performance.md, "One insertion pass").
+// (docs/performance-history.md, "One insertion pass").
 //
 // Extend builds from a seed instead (a merge reusing its largest input's
 // graph, as FreshDiskANN's StreamingMerge): the seeded nodes' lists are

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <type_traits>
 #include <utility>
 
 #include "util/top_k.h"
@@ -27,8 +28,11 @@ class AnswerFilter {
   // Admits every entry.
   AnswerFilter() = default;
   // Admits the entries for which visible(id, sequence) is true (all, when
-  // `visible` is empty). Implicit: a callback is a filter.
-  AnswerFilter(VisibleFn visible) : visible_(std::move(visible)) {}  // NOLINT
+  // `visible` is an empty std::function). Implicit: a callback is a filter.
+  template <class F>
+    requires(!std::is_same_v<std::decay_t<F>, AnswerFilter> &&
+             std::is_invocable_r_v<bool, F, uint64_t, uint64_t>)
+  AnswerFilter(F&& visible) : visible_(std::forward<F>(visible)) {}  // NOLINT
 
   bool Admits(uint64_t id, uint64_t sequence) const {
     return !visible_ || visible_(id, sequence);

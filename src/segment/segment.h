@@ -45,7 +45,7 @@ class Segment;
 // its other edges and fills the freed places from the dropped nodes' kept
 // neighbours (FreshDiskANN's consolidation candidates), closest first, each
 // unless an edge already kept occludes it. Repaired again and again, such a
-// graph loses recall (docs/performance.md, "Churn"); the shard extends only
+// graph loses recall (docs/performance-history.md, "Churn"); the shard extends only
 // seeds that drop nothing. The rows a seed names must hold that node's
 // vector.
 struct GraphSeed {

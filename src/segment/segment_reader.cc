@@ -19,13 +19,9 @@ namespace segment {
 SegmentReader::SegmentReader(std::string path, std::unique_ptr<ReadOnlyMappedFile> file,
                              const Header& header, const Footer& footer,
                              std::unique_ptr<codes::Sq8> sq8)
-    : path_(std::move(path)),
+    : SegmentFile(std::move(path), header, footer, file->data() + footer.id_table_offset),
       file_(std::move(file)),
-      header_(header),
-      footer_(footer),
       nodes_(file_->data() + footer.nodes_offset),
-      id_table_(file_->data() + footer.id_table_offset),
-      entry_count_(header.vector_count + header.tombstone_count),
       block_bytes_(header.layout.block_bytes()),
       div_magic_(header.layout.nodes_per_block > 1
                      ? ~uint64_t{0} / header.layout.nodes_per_block + 1
@@ -106,41 +102,6 @@ absl::Status SegmentReader::ForEachRecord(
     fn(n, NodeRecord(n));
   }
   return absl::OkStatus();
-}
-
-absl::Status SegmentReader::ForEachNode(
-    const std::function<void(uint32_t node, uint64_t id, uint64_t sequence, const float* vector,
-                             std::span<const uint32_t> neighbors)>& fn) const {
-  const NodeLayout& layout = header_.layout;
-  std::vector<uint32_t> neighbors;
-  return ForEachRecord([&](uint32_t node, const char* record) {
-    // Checked: degree <= R and every neighbour < vector_count.
-    const NodeRecordFields r = DecodeNodeRecord(layout, record, &neighbors);
-    fn(node, r.id, r.sequence, r.vector, neighbors);
-  });
-}
-
-absl::Status SegmentReader::ForEachVector(
-    const std::function<void(uint64_t id, uint64_t sequence, const float* vector)>& fn) const {
-  const NodeLayout& layout = header_.layout;
-  return ForEachRecord([&](uint32_t, const char* record) {
-    fn(DecodeFixed64(record + layout.id_offset()),
-       DecodeFixed64(record + layout.sequence_offset()), NodeVector(record));
-  });
-}
-
-void SegmentReader::ForEachEntry(
-    const std::function<void(uint64_t id, uint64_t sequence, bool live)>& fn) const {
-  for (uint64_t i = 0; i < entry_count_; ++i) {
-    fn(EntryId(id_table_, i), EntrySequence(id_table_, i), EntryNode(id_table_, i) != kNoNode);
-  }
-}
-
-void SegmentReader::ForEachTombstone(
-    const std::function<void(uint64_t id, uint64_t sequence)>& fn) const {
-  for (uint64_t i = 0; i < entry_count_; ++i) {
-    if (EntryNode(id_table_, i) == kNoNode) fn(EntryId(id_table_, i), EntrySequence(id_table_, i));
-  }
 }
 
 absl::Status SegmentReader::VerifyAll() const {

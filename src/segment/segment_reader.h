@@ -18,6 +18,7 @@
 #include <string>
 
 #include "segment/segment.h"
+#include "segment/segment_file.h"
 #include "graph/candidate_list.h"
 #include "segment/segment_format.h"
 #include "codes/sq8.h"
@@ -26,34 +27,17 @@ namespace shoal::segment {
 
 struct SearchScratch;  // segment_search.cc
 
-class SegmentReader final : public Segment {
+class SegmentReader final : public SegmentFile {
  public:
   // As Segment::Open with SegmentStorage::kMapped.
   static absl::StatusOr<std::shared_ptr<Segment>> Open(FileSystem* fs, const std::string& path,
                                                        uint32_t dim, Metric metric);
-
-  uint64_t vector_count() const override { return header_.vector_count; }
-  uint64_t tombstone_count() const override { return header_.tombstone_count; }
-  const std::string& path() const override { return path_; }
 
   absl::StatusOr<Lookup> Find(uint64_t id, uint64_t* sequence,
                               std::vector<float>* vector) const override;
   absl::Status Search(const float* query, const SearchOptions& options,
                       const AnswerFilter& admit,
                       TopK* top, SegmentSearchStats* stats) const override;
-  uint32_t medoid() const override { return header_.medoid; }
-  uint32_t build_list_size() const override { return header_.build_list_size; }
-  absl::Status ForEachNode(
-      const std::function<void(uint32_t node, uint64_t id, uint64_t sequence,
-                               const float* vector, std::span<const uint32_t> neighbors)>& fn)
-      const override;
-  absl::Status ForEachVector(
-      const std::function<void(uint64_t id, uint64_t sequence, const float* vector)>& fn)
-      const override;
-  void ForEachEntry(
-      const std::function<void(uint64_t id, uint64_t sequence, bool live)>& fn) const override;
-  void ForEachTombstone(
-      const std::function<void(uint64_t id, uint64_t sequence)>& fn) const override;
   absl::Status VerifyAll() const override;
 
   // Nodes a search offers besides the medoid before it walks: 0 unless the
@@ -64,10 +48,9 @@ class SegmentReader final : public Segment {
   SegmentReader(std::string path, std::unique_ptr<ReadOnlyMappedFile> file,
                 const Header& header, const Footer& footer, std::unique_ptr<codes::Sq8> sq8);
 
-  // Calls fn(node, its record) for every node in order, verifying each
-  // block before its first node.
+  // Verifies each block before its first node.
   absl::Status ForEachRecord(
-      const std::function<void(uint32_t node, const char* record)>& fn) const;
+      const std::function<void(uint32_t node, const char* record)>& fn) const override;
 
   // Checks that the id table is sorted, and that every node appears in it
   // exactly once and the tombstones number tombstone_count.
@@ -146,13 +129,8 @@ class SegmentReader final : public Segment {
                           const AnswerFilter& admit, TopK* top,
                           SegmentSearchStats* stats) const;
 
-  const std::string path_;
   const std::unique_ptr<ReadOnlyMappedFile> file_;
-  const Header header_;
-  const Footer footer_;
   const char* const nodes_;     // first node block
-  const char* const id_table_;  // first id table entry
-  const uint64_t entry_count_;  // id table entries
   const size_t block_bytes_;
   const uint64_t div_magic_;    // 2^64 / nodes_per_block, rounded up
   const std::unique_ptr<std::atomic<uint64_t>[]> verified_;  // bit per node block

@@ -50,15 +50,25 @@
 
 namespace shoal::segment {
 
+using codes::Sq8Query;
+using graph::CandidateList;
+using graph::EntryPointCount;
+using graph::ListEntryPoints;
+using graph::PrefetchBytes;
+using graph::ScratchLease;
+using graph::SpreadEntryPoints;
+using graph::SpreadNode;
+using graph::VisitedSet;
+
 struct SearchScratch {
-  graph::CandidateList list;
-  graph::VisitedSet visited;
-  graph::VisitedSet blocks;  // node blocks read, for SegmentSearchStats
+  CandidateList list;
+  VisitedSet visited;
+  VisitedSet blocks;  // node blocks read, for SegmentSearchStats
   std::vector<uint32_t> beam;
   std::vector<uint32_t> todo;
   std::vector<float> scores;  // todo's distances, for navigation on codes
-  codes::Sq8Query sq8;
-  std::vector<graph::CandidateList::Entry> exact;  // the list reranked
+  Sq8Query sq8;
+  std::vector<CandidateList::Entry> exact;  // the list reranked
   bool in_use = false;
 };
 
@@ -72,7 +82,7 @@ thread_local SearchScratch tls_scratch;
 // ChooseEntryPoints. Walks from the medoid for kEntryProbes of the graph's
 // own nodes at list kEntryProbeListSize; kEntryProbesMissed or more misses
 // give the segment its entry points (graph/entry_points.h). Measured
-// (docs/performance.md, "Entry points"): medium's 500 tight clusters miss
+// (docs/performance-history.md, "Entry points"): medium's 500 tight clusters miss
 // 6-8 of 64 on its 50K-node segments (11-17 with one 100K segment), where
 // entry points lift recall at list 10 from 0.89 to 0.97 (0.62 to 0.91 with
 // one segment); small's and embed's segments miss none and get none, so
@@ -93,9 +103,9 @@ constexpr int kEntryGroupRounds = 8;
 // since the rerank picks the k answers from the list, and codes rank nodes a
 // little differently than their vectors do (on small, 0.973 of the true 10
 // nearest are among the 10 nearest by SQ8 code, 0.997 among the 12:
-// bench/code_rank_bench). Two more nodes to rerank take small's recall at
+// bench/probes/code_rank_bench). Two more nodes to rerank take small's recall at
 // list 5 from 0.947 to 0.970, at list 10 from 0.967 to 0.992, for two
-// distances a query (docs/performance.md, "A rerank of k + 2"). Measured at
+// distances a query (docs/performance-history.md, "A rerank of k + 2"). Measured at
 // k = 10; a quarter more for larger k is a guess that the codes' misranked
 // share grows with k. Lists of at least RerankFloor(k) are unchanged.
 size_t RerankFloor(uint32_t k) { return size_t{k} + std::max<size_t>(2, k / 4); }
@@ -129,7 +139,7 @@ struct SegmentReader::VectorNavigator {
     return distance(query, segment.NodeVector(segment.NodeRecord(v)), segment.header_.dim);
   }
   void Prefetch(uint32_t v) const {
-    graph::PrefetchBytes(segment.NodeRecord(v), size_t{segment.header_.dim} * sizeof(float));
+    PrefetchBytes(segment.NodeRecord(v), size_t{segment.header_.dim} * sizeof(float));
   }
 };
 
@@ -137,7 +147,7 @@ struct SegmentReader::VectorNavigator {
 struct SegmentReader::CodeNavigator {
   static constexpr bool kReadsRecord = false;
   const SegmentReader& segment;
-  const codes::Sq8Query& query;
+  const Sq8Query& query;
   float operator()(uint32_t v) const { return query.Distance(segment.Code(v)); }
   // out[k] = the distance to node v[k], k < 4.
   void Four(const uint32_t* v, float* out) const {
@@ -145,7 +155,7 @@ struct SegmentReader::CodeNavigator {
                                      segment.Code(v[3])};
     query.DistanceFour(codes, out);
   }
-  void Prefetch(uint32_t v) const { graph::PrefetchBytes(segment.Code(v), segment.header_.code_bytes); }
+  void Prefetch(uint32_t v) const { PrefetchBytes(segment.Code(v), segment.header_.code_bytes); }
 };
 
 absl::Status SegmentReader::ReadBlock(uint32_t node, SearchScratch* s, SegmentSearchStats* stats,
@@ -165,7 +175,7 @@ absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions&
   const NodeLayout& layout = header_.layout;
   const size_t n = header_.vector_count;
   const size_t beam_width = std::max<uint32_t>(1, options.beam_width);
-  graph::CandidateList& list = s->list;
+  CandidateList& list = s->list;
   // The list keeps max(L, k) nodes (on codes max(L, RerankFloor(k))), so
   // that k can be answered, but never more than the segment has (a caller's
   // list_size is unbounded). The walk ends once the list's first L are
@@ -179,7 +189,7 @@ absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions&
   if (stats != nullptr) s->blocks.Clear(header_.block_count);
 
   auto prefetch_neighbors = [&](uint32_t v) {
-    graph::PrefetchBytes(NodeRecord(v) + layout.degree_offset(), 4 + 4 * size_t{layout.max_degree});
+    PrefetchBytes(NodeRecord(v) + layout.degree_offset(), 4 + 4 * size_t{layout.max_degree});
   };
   // Offers node v at distance d to the list.
   auto insert = [&](uint32_t v, float d) {
@@ -187,7 +197,7 @@ absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions&
     const size_t at = list.Insert(d, v);
     // A node that becomes the list's next to expand has its neighbour list
     // asked for now, before the hop's other offers, not only when it is read
-    // (docs/performance.md, "The next node's neighbour list, a hop early").
+    // (docs/performance-history.md, "The next node's neighbour list, a hop early").
     // Past the first L it is never expanded.
     if (at < expand_limit && at == list.NextUnexpanded()) prefetch_neighbors(v);
   };
@@ -209,7 +219,7 @@ absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions&
     // groups whose centres are closest, side by side; the closest entry
     // points stay in the list.
     auto scan = [&](size_t begin, size_t end) {
-      counts->computed += graph::ListEntryPoints(
+      counts->computed += ListEntryPoints(
           entry_points_, entry_point_codes_.data(), header_.code_bytes, begin, end,
           [&](const uint8_t* code) { return navigate.query.Distance(code); }, &s->visited, &list);
     };
@@ -287,7 +297,7 @@ absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions&
       }
     } else {
       // Codes: all of the hop's distances first, four at a time, then the
-      // offers (docs/performance.md, "Four codes at a time"): the four sums
+      // offers (docs/performance-history.md, "Four codes at a time"): the four sums
       // overlap, and no list insertion sits between one code's load and the
       // next.
       s->scores.resize(m);
@@ -307,14 +317,14 @@ absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions&
   return absl::OkStatus();
 }
 
-void SegmentReader::Offer(std::span<const graph::CandidateList::Entry> ranked, uint32_t k,
+void SegmentReader::Offer(std::span<const CandidateList::Entry> ranked, uint32_t k,
                           const AnswerFilter& admit,
                           TopK* top) const {
   const NodeLayout& layout = header_.layout;
   admit.OfferRanked(
       ranked.size(), k,
       [&](size_t i) {
-        const char* record = NodeRecord(ranked[i].node & ~graph::CandidateList::kExpanded);
+        const char* record = NodeRecord(ranked[i].node & ~CandidateList::kExpanded);
         return RankedEntry{DecodeFixed64(record + layout.id_offset()),
                            DecodeFixed64(record + layout.sequence_offset()), ranked[i].distance};
       },
@@ -343,18 +353,18 @@ absl::Status SegmentReader::Search(const float* query, const SearchOptions& opti
 absl::Status SegmentReader::SearchCoded(const float* query, const SearchOptions& options,
                                         const AnswerFilter& admit,
                                         TopK* top, SegmentSearchStats* stats) const {
-  const graph::ScratchLease lease(&tls_scratch);
+  const ScratchLease lease(&tls_scratch);
   SearchScratch* s = lease.get();
   s->sq8.Reset(*sq8_, header_.metric, query);
   WalkCounts counts;
   SHOAL_RETURN_IF_ERROR(Walk(CodeNavigator{*this, s->sq8}, options, s, stats, &counts));
 
   // Rerank the list with the full vectors, closest first.
-  const graph::CandidateList& list = s->list;
-  std::vector<graph::CandidateList::Entry>& exact = s->exact;
+  const CandidateList& list = s->list;
+  std::vector<CandidateList::Entry>& exact = s->exact;
   exact.clear();
   for (size_t i = 0; i < list.size(); ++i) {
-    graph::PrefetchBytes(NodeRecord(list.node(i)), size_t{header_.dim} * sizeof(float));
+    PrefetchBytes(NodeRecord(list.node(i)), size_t{header_.dim} * sizeof(float));
   }
   for (size_t i = 0; i < list.size(); ++i) {
     const uint32_t v = list.node(i);
@@ -374,7 +384,7 @@ template <Metric kMetric>
 absl::Status SegmentReader::SearchImpl(const float* query, const SearchOptions& options,
                                        const AnswerFilter& admit,
                                        TopK* top, SegmentSearchStats* stats) const {
-  const graph::ScratchLease lease(&tls_scratch);
+  const ScratchLease lease(&tls_scratch);
   SearchScratch* s = lease.get();
   WalkCounts counts;
   SHOAL_RETURN_IF_ERROR(
@@ -387,8 +397,8 @@ absl::Status SegmentReader::SearchImpl(const float* query, const SearchOptions& 
 
 void SegmentReader::ChooseEntryPoints() {
   const size_t n = header_.vector_count;
-  if (sq8_ == nullptr || graph::EntryPointCount(n) == 0) return;
-  const graph::ScratchLease lease(&tls_scratch);
+  if (sq8_ == nullptr || EntryPointCount(n) == 0) return;
+  const ScratchLease lease(&tls_scratch);
   SearchScratch* s = lease.get();
   SearchOptions probe;
   probe.k = 1;
@@ -396,7 +406,7 @@ void SegmentReader::ChooseEntryPoints() {
   std::vector<float> q(header_.dim);
   size_t missed = 0;
   for (size_t i = 0; i < kEntryProbes; ++i) {
-    const uint32_t v = graph::SpreadNode(i, kEntryProbes, n);
+    const uint32_t v = SpreadNode(i, kEntryProbes, n);
     if (!EnsureVerified(BlockOf(v)).ok()) return;
     std::memcpy(q.data(), NodeVector(NodeRecord(v)), q.size() * sizeof(float));
     s->sq8.Reset(*sq8_, header_.metric, q.data());
@@ -405,7 +415,7 @@ void SegmentReader::ChooseEntryPoints() {
     if (s->list.Find(v) == s->list.size()) ++missed;
   }
   if (missed < kEntryProbesMissed) return;
-  graph::SpreadEntryPoints(n, graph::EntryPointCount(n), codes_, header_.code_bytes, &entry_points_,
+  SpreadEntryPoints(n, EntryPointCount(n), codes_, header_.code_bytes, &entry_points_,
                     &entry_point_codes_);
   GroupEntryPoints();
 }

@@ -488,7 +488,7 @@ class Shard {
     // One insertion pass (alpha) at the build list size. (Two passes, alpha
     // 1 first, as DiskANN builds, until 2026-11-27; vamana_builder.h says
     // why no longer.) Cheaper variants (L 64; a smaller R) lost recall on
-    // some data (docs/performance.md, "Builds"). With contents.seed (a merge
+    // some data (docs/performance-history.md, "Builds"). With contents.seed (a merge
     // extending its largest input's graph) only the new nodes are inserted,
     // as FreshDiskANN inserts; the result counts as fully built all the same.
     kFull,

@@ -18,7 +18,7 @@ namespace shoal {
 bool MergeReusesGraph(const Segment& largest, const GraphOptions& graph) {
   // Extending runs one insertion pass over the other inputs' vectors only
   // (contents.seed); a rebuild runs one over all, for a graph measured
-  // no better (docs/performance.md, "Merges that extend the largest graph",
+  // no better (docs/performance-history.md, "Merges that extend the largest graph",
   // and the part after it). A graph
   // built more cheaply (a quick flush, a smaller build list) is rebuilt
   // instead, so that the shard's large graph is always of full quality.
@@ -259,7 +259,7 @@ absl::Status Shard::MergeSegments(const std::vector<SegmentSource>& inputs,
   // Only a graph that loses no node is extended: repairing the lists of
   // dropped (deleted, overwritten) nodes' neighbours, merge after merge,
   // lost recall@10 (0.974 -> 0.897 in 20 rounds of 5% deletes and inserts,
-  // against 0.97-0.99 for fresh builds; docs/performance.md), so such a
+  // against 0.97-0.99 for fresh builds; docs/performance-history.md), so such a
   // merge builds afresh.
   if (reuse && std::find(seed.row_of_node.begin(), seed.row_of_node.end(),
                          GraphSeed::kDroppedNode) == seed.row_of_node.end()) {

@@ -11,7 +11,7 @@
 // writes the file ahead of the writer with zeros (so that no later write
 // allocates a block or changes the file's length) and syncs by one
 // O_DIRECT|O_DSYNC write of the 4 KiB blocks holding the unsynced bytes: the
-// same ~100 us for one record or eight (docs/performance.md).
+// same ~100 us for one record or eight (docs/performance-history.md).
 //
 // The contract differs from a mapped file's in one way: bytes stored through
 // data() are in this process's memory only. They reach the file in SyncPrefix

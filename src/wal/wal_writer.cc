@@ -25,7 +25,7 @@ namespace {
 // after one write read it back from memory: 1M x 128-d rows in batches of
 // 10,000 on /dev/shm took 0.28-0.30 s (cold rows) and 0.24-0.26 s (rows
 // from a 5 MB set) that way, 0.25-0.26 s and 0.21-0.22 s in 128 KiB runs
-// (docs/performance.md, issue 19).
+// (docs/performance-history.md, issue 19).
 constexpr size_t kWriteRunBytes = size_t{128} << 10;
 
 // Writes a record header's fields (bytes 8 to 31; not its checksum).
