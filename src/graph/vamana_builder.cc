@@ -177,7 +177,7 @@ void VamanaBuilder::Extend(size_t seeded, const SeedFn& seed, ThreadPool* pool,
   const auto connect_start = std::chrono::steady_clock::now();
   size_t connected = 0;
   if (connect_) {
-    LinkNearestBack(pool);
+    LinkNearestBack(seeded, pool);
     connected = Connect();
   }
   if (stats != nullptr) {

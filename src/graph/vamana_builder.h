@@ -148,9 +148,10 @@ class VamanaBuilder {
   // node near it (vamana_connect.cc); returns how many it linked. Runs on
   // the calling thread with scratch_[0]. REQUIRES: no concurrent access.
   size_t Connect();
-  // Step 4, first part: gives every node an in-edge from each of its
-  // nearest out-neighbours, R / 16 of them (1 to 4; vamana_connect.cc).
-  void LinkNearestBack(ThreadPool* pool);
+  // Step 4, first part: gives every node from `first` on an in-edge from
+  // each of its nearest out-neighbours, R / 16 of them (1 to 4;
+  // vamana_connect.cc).
+  void LinkNearestBack(size_t first, ThreadPool* pool);
   // `pruned`: the list is RobustPrune's output (with alpha_), which a
   // later prune of the node need not test against itself again
   // (pruned_prefix_). REQUIRES: node's lock held, or no concurrent access.

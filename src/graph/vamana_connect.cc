@@ -17,7 +17,10 @@
 // from 17% to 2.9% (25K, R 16, L 40), with recall@10 of ordinary queries
 // unchanged (docs/performance.md, "Every node found").
 // Parallel: each list is changed under its lock; in-degrees are relaxed
-// counters (a stale one only picks another hub).
+// counters (a stale one only picks another hub). A merge that extends a
+// graph links back only the nodes it inserted: the seeded ones were linked
+// when their graph was built (a graph built before this step still gets
+// every node reached, by Connect).
 //
 // Connect: a breadth-first search from the medoid (where every walk
 // starts; entry points are nodes reached from it) marks what is reached
@@ -61,7 +64,7 @@ constexpr size_t kChunkNodes = 256;
 
 }  // namespace
 
-void VamanaBuilder::LinkNearestBack(ThreadPool* pool) {
+void VamanaBuilder::LinkNearestBack(size_t first, ThreadPool* pool) {
   const uint32_t links =
       std::clamp<uint32_t>(max_degree_ / kDegreePerBackLink, 1, kMostBackLinks);
   // In-degrees, kept roughly current as edges move (relaxed atomics: a
@@ -71,7 +74,7 @@ void VamanaBuilder::LinkNearestBack(ThreadPool* pool) {
     for (uint32_t k = 0; k < store_->count(u); ++k) ++indegree[store_->ids(u)[k]];
   }
   auto in = [&](uint32_t v) { return std::atomic_ref<uint32_t>(indegree[v]); };
-  std::atomic<size_t> next{0};
+  std::atomic<size_t> next{first};
   OnEveryThread(pool, scratch_.size(), [&](size_t t) {
     std::vector<Candidate>& nearest = scratch_[t].pool;
     for (size_t begin; (begin = next.fetch_add(kChunkNodes)) < n_;) {
