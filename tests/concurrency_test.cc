@@ -31,6 +31,7 @@
 #include "gtest/gtest.h"
 #include "shoal/db.h"
 #include "shoal/options.h"
+#include "testutil/sanitized.h"
 #include "testutil/temp_dir.h"
 
 namespace shoal::test {
@@ -545,6 +546,53 @@ TEST(ConcurrencyDropTest, FlushAndCompactSkipACollectionDroppedMeanwhile) {
   EXPECT_TRUE(HoldsExactly(*db, "keep", Metric::kL2, keep));
 }
 
+// A CreateCollection racing a DropCollection of the same name either finds
+// the old collection (AlreadyExists) or waits until the drop has removed
+// its files, then creates: the new collection is empty and keeps what is
+// written to it (a drop that closed the old one without holding the DB's
+// lock must not remove the new one's files), also after reopening.
+TEST(ConcurrencyDropTest, CreateRacingADropOfTheSameNameGetsAWorkingCollection) {
+  TempDir dir;
+  Options options = DefaultOptions(kDim, Metric::kL2, 2);
+  options.worker_threads = 2;
+  CollectionOptions co;
+  co.dim = kDim;
+  co.shard_count = 2;
+  VectorMap last;
+  {
+    ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, dir.path()));
+    const int rounds = kSanitized ? 10 : 40;
+    for (int round = 0; round < rounds; ++round) {
+      ASSERT_OK(db->CreateCollection("c", co));
+      std::vector<uint64_t> ids(256);
+      for (size_t i = 0; i < ids.size(); ++i) ids[i] = i;
+      // A segment on disk, so that the drop has files to remove.
+      ASSERT_OK(db->BulkLoad("c", ids, RandomVectors(ids.size(), kDim, round)));
+      absl::Status dropped;
+      std::thread dropper([&] { dropped = db->DropCollection("c"); });
+      absl::Status created = db->CreateCollection("c", co);
+      dropper.join();
+      ASSERT_OK(dropped) << "round " << round;
+      if (absl::IsAlreadyExists(created)) created = db->CreateCollection("c", co);
+      ASSERT_OK(created) << "round " << round;
+      // The new collection is empty, and keeps what it is given.
+      ASSERT_OK_AND_ASSIGN(auto none, db->Search("c", RandomVector(kDim, 1), {.k = 5}));
+      EXPECT_TRUE(none.empty()) << "round " << round;
+      last.clear();
+      for (uint64_t id = 0; id < 8; ++id) {
+        last[id] = RandomVector(kDim, 1000 * round + id);
+        ASSERT_OK(db->Put("c", id, last[id]));
+      }
+      ASSERT_OK(db->Flush());
+      EXPECT_TRUE(HoldsExactly(*db, "c", Metric::kL2, last)) << "round " << round;
+      if (round + 1 < rounds) ASSERT_OK(db->DropCollection("c"));
+    }
+    ASSERT_OK(db->Close());
+  }
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, dir.path()));
+  EXPECT_TRUE(HoldsExactly(*db, "c", Metric::kL2, last));
+}
+
 // Seconds CallsRacingADropReturnOkOrNotFound runs: SHOAL_DROP_RACE_SECONDS,
 // default 3 (scripts/test.sh runs it under ThreadSanitizer too).
 double DropRaceSeconds() {
@@ -557,7 +605,7 @@ double DropRaceSeconds() {
 // Every call on a collection that another thread drops and creates again in
 // a loop (writing, bulk loading, flushing and compacting it in between)
 // returns OK or NotFound: a call that raced with the drop finds the
-// collection gone, never a closed database. Until 2026-11-28 a few in a
+// collection gone, never a closed database. Until 2026-12-05 a few in a
 // million returned FailedPrecondition "database is closed" (the dropped
 // collection's shards were closed under the call).
 TEST(ConcurrencyDropTest, CallsRacingADropReturnOkOrNotFound) {

@@ -150,6 +150,9 @@ TEST_P(BuildReachTest, AMergeConnectsTheGraphItExtends) {
   std::shared_ptr<Segment> old = Build(/*connect=*/false, "old");
   ASSERT_NE(old, nullptr);
   ASSERT_OK_AND_ASSIGN(const uint64_t before, segment::CountUnreachableNodes(*old));
+  // Short lists leave nodes unreachable without the step (R 16: ~5%):
+  // there the merge has something to heal.
+  if (GetParam().max_degree <= 16) ASSERT_GT(before, 0u);
   // Extending a graph: its nodes keep their lists, 1% more are inserted.
   const size_t n = GetParam().points;
   std::vector<uint64_t> ids, seqs;
@@ -233,7 +236,8 @@ TEST_P(LoadReachTest, ExhaustiveSearchReturnsEveryVectorAndEachVectorFindsItself
                          db->Search(std::span(vectors).subspan(i * kDim, kDim), self));
     misses += got.empty() || got[0].id != i;
   }
-  const size_t most = std::max<size_t>(1, static_cast<size_t>(c.most_self_misses * c.points));
+  // At least 5: a few misses more or less are a build's chance (2 threads).
+  const size_t most = std::max<size_t>(5, static_cast<size_t>(c.most_self_misses * c.points));
   EXPECT_LE(misses, most) << "of " << c.points;
   std::printf("self-search misses: %zu of %zu\n", misses, c.points);
 }

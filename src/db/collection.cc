@@ -317,6 +317,18 @@ absl::Status Collection::BulkLoad(std::span<const uint64_t> ids,
   std::vector<float> all_rows;  // one_graph: every part's rows, in part order
   if (one_graph) all_rows.resize(part_ids.size() * dim);
   absl::Status status;
+  // Every prepared part is installed or discarded, also when a step throws
+  // (std::bad_alloc, which DBImpl reports as ResourceExhausted): a part left
+  // pending would hold back the shard's merges and its Close for good.
+  bool settled = false;
+  absl::Cleanup discard_unsettled = [&] {
+    if (settled) return;
+    // Built parts are in no manifest: their files go (a shared one is gone
+    // already: BuildSharedBulk builds it last).
+    for (size_t j = 0; j < parts.size(); ++j) {
+      shards_[part_shard[j]]->DiscardBulk(parts[j], /*keep_file=*/one_graph);
+    }
+  };
   auto add_stats = [&](const SegmentBuildStats& stats) {
     graph_us += static_cast<int64_t>((stats.medoid_seconds + stats.insert_seconds) * 1e6);
     write_us += static_cast<int64_t>(stats.write_seconds * 1e6);
@@ -325,11 +337,15 @@ absl::Status Collection::BulkLoad(std::span<const uint64_t> ids,
   for (uint32_t s = 0; s < options_.shard_count && status.ok(); ++s) {
     const size_t first = start[s], count = start[s + 1] - start[s];
     if (count == 0) continue;
-    absl::StatusOr<Shard::BulkPart> part = shards_[s]->PrepareBulk();
-    if (!part.ok()) {
-      status = part.status();
+    absl::StatusOr<Shard::BulkPart> prepared = shards_[s]->PrepareBulk();
+    if (!prepared.ok()) {
+      status = prepared.status();
       break;
     }
+    parts.push_back(std::move(prepared).value());
+    part_shard.push_back(s);
+    counts.push_back(count);
+    Shard::BulkPart& part = parts.back();
     timing.Lap();
     std::vector<float> own_rows(one_graph ? 0 : count * dim);
     float* rows = one_graph ? all_rows.data() + first * dim : own_rows.data();
@@ -340,12 +356,9 @@ absl::Status Collection::BulkLoad(std::span<const uint64_t> ids,
     if (!one_graph) {
       SegmentBuildStats stats;
       status = shards_[s]->BuildBulk(
-          &*part, std::span<const uint64_t>(part_ids.data() + first, count), rows, &stats);
+          &part, std::span<const uint64_t>(part_ids.data() + first, count), rows, &stats);
       add_stats(stats);
     }
-    parts.push_back(std::move(part).value());
-    part_shard.push_back(s);
-    counts.push_back(count);
   }
   if (one_graph && status.ok()) {
     std::vector<Shard*> shards;
@@ -357,14 +370,7 @@ absl::Status Collection::BulkLoad(std::span<const uint64_t> ids,
                                     &stats);
     add_stats(stats);
   }
-  if (!status.ok()) {
-    // Built parts are in no manifest: their files go (a shared one is gone
-    // already: BuildSharedBulk builds it last).
-    for (size_t j = 0; j < parts.size(); ++j) {
-      shards_[part_shard[j]]->DiscardBulk(parts[j], /*keep_file=*/one_graph);
-    }
-    return status;
-  }
+  if (!status.ok()) return status;  // discard_unsettled discards the parts
   std::vector<ShardEdit> edits;
   std::vector<std::string> added;
   for (size_t j = 0; j < parts.size(); ++j) {
@@ -388,11 +394,13 @@ absl::Status Collection::BulkLoad(std::span<const uint64_t> ids,
   status = PublishSegments(fs_, manifest_, name_, incarnation_, edits, added);
   if (!status.ok()) {
     // PublishSegments removed the files, or kept them when in doubt.
+    settled = true;
     for (size_t j = 0; j < parts.size(); ++j) {
       shards_[part_shard[j]]->DiscardBulk(parts[j], /*keep_file=*/true);
     }
     return status;
   }
+  settled = true;
   for (size_t j = 0; j < parts.size(); ++j) shards_[part_shard[j]]->InstallBulk(parts[j]);
   std::move(unlock_merges).Invoke();
   // Older segments join the one graph (or, past the limit, the shards

@@ -223,7 +223,9 @@ absl::StatusOr<std::shared_ptr<Collection>> DBImpl::Find(std::string_view name) 
   }
   ReaderMutexLock lock(&mu_);
   auto it = collections_.find(name);
-  if (it == collections_.end()) {
+  // A collection being dropped stays in collections_ until its files are
+  // gone (DropCollection), unknown to every call.
+  if (it == collections_.end() || it->second->dropped()) {
     return absl::NotFoundError(absl::StrCat("collection '", AsAbsl(name), "' does not exist"));
   }
   return it->second;
@@ -234,6 +236,11 @@ absl::Status DBImpl::CreateCollection(std::string_view name,
   if (closed_.load()) return absl::FailedPreconditionError("database is closed");
   SHOAL_RETURN_IF_ERROR(CheckWritable());
   MutexLock lock(&mu_);
+  // A drop of the same name in progress: wait until its files are gone.
+  for (auto it = collections_.find(name); it != collections_.end() && it->second->dropped();
+       it = collections_.find(name)) {
+    dropped_.WaitFor(&mu_, std::chrono::milliseconds(10));
+  }
   return NoThrow([&] { return CreateLocked(name, options); });
 }
 
@@ -279,13 +286,15 @@ absl::Status DBImpl::CreateLocked(std::string_view name, CollectionOptions optio
 absl::Status DBImpl::DropCollection(std::string_view name) {
   if (closed_.load()) return absl::FailedPreconditionError("database is closed");
   SHOAL_RETURN_IF_ERROR(CheckWritable());
-  MutexLock lock(&mu_);
-  auto it = collections_.find(name);
-  if (it == collections_.end()) {
-    return absl::NotFoundError(absl::StrCat("collection '", AsAbsl(name), "' does not exist"));
-  }
-  std::shared_ptr<Collection> c = it->second;
+  std::shared_ptr<Collection> c;
   {
+    MutexLock lock(&mu_);
+    auto it = collections_.find(name);
+    if (it == collections_.end() || it->second->dropped()) {
+      return absl::NotFoundError(
+          absl::StrCat("collection '", AsAbsl(name), "' does not exist"));
+    }
+    c = it->second;
     MutexLock manifest_lock(&manifest_mu_);
     const Manifest before = manifest_;
     std::erase_if(manifest_.collections,
@@ -307,18 +316,29 @@ absl::Status DBImpl::DropCollection(std::string_view name) {
       return s;
     }
   }
-  collections_.erase(it);
   // The manifest no longer names it: from here a crash leaves only garbage
-  // files, which the next CreateCollection of this name removes.
+  // files, which the next CreateCollection of this name removes. Closing
+  // waits for the collection's running merge or bulk load, so it runs
+  // without mu_: other collections' calls go on meanwhile. The entry stays,
+  // marked dropped (NotFound to every call; a CreateCollection of the name
+  // waits), until the files are gone.
   (void)c->Close();
-  SHOAL_RETURN_IF_ERROR(fs_->RemoveDirRecursive(c->dir()));
-  return fs_->SyncDir(path_);
+  absl::Status removed = fs_->RemoveDirRecursive(c->dir());
+  if (removed.ok()) removed = fs_->SyncDir(path_);
+  MutexLock lock(&mu_);
+  if (auto it = collections_.find(name); it != collections_.end() && it->second == c) {
+    collections_.erase(it);
+  }
+  dropped_.SignalAll();
+  return removed;
 }
 
 std::vector<std::string> DBImpl::ListCollections() const {
   ReaderMutexLock lock(&mu_);
   std::vector<std::string> names;
-  for (const auto& [name, c] : collections_) names.push_back(name);
+  for (const auto& [name, c] : collections_) {
+    if (!c->dropped()) names.push_back(name);
+  }
   return names;  // std::map: already sorted
 }
 
@@ -376,7 +396,9 @@ absl::Status DBImpl::BulkLoad(std::string_view collection, std::span<const uint6
 std::vector<std::shared_ptr<Collection>> DBImpl::AllCollections() const {
   ReaderMutexLock lock(&mu_);
   std::vector<std::shared_ptr<Collection>> all;
-  for (const auto& [name, c] : collections_) all.push_back(c);
+  for (const auto& [name, c] : collections_) {
+    if (!c->dropped()) all.push_back(c);
+  }
   return all;
 }
 

@@ -116,8 +116,11 @@ class DBImpl final : public DB, private ManifestEditor {
   std::unique_ptr<FileLock> lock_;
 
   mutable Mutex mu_;
+  // Collections by name; one being dropped stays until its files are gone,
+  // marked (Collection::dropped), and is signalled on dropped_ when it goes.
   std::map<std::string, std::shared_ptr<Collection>, std::less<>> collections_
       ABSL_GUARDED_BY(mu_);
+  CondVar dropped_;
   std::atomic<bool> closed_{false};
 
   Mutex sync_thread_mu_;

@@ -129,8 +129,8 @@ absl::StatusOr<VerifyReport> VerifyDatabase(FileSystem* fs, const std::string& p
           report.problems.push_back(
               {seg_path,
                absl::StrCat(*unreachable, " of ", (*segment)->vector_count(),
-                            " nodes no walk from the medoid reaches: only searches with a list "
-                            "as long as the segment return them; the next merge of this "
+                            " nodes no path from the medoid reaches: searches may miss them "
+                            "(a list as long as the segment scans it); the next merge of this "
                             "segment connects them"),
                false});
         }

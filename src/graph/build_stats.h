@@ -15,7 +15,7 @@ struct GraphBuildStats {
   double insert_seconds = 0;  // the insertion pass, the final prune, connect_seconds
   double connect_seconds = 0;  // of which: making every node findable (step 4 of
                                // graph/vamana_builder.h)
-  uint64_t connected_nodes = 0;  // nodes no walk reached before step 4 linked them
+  uint64_t connected_nodes = 0;  // nodes Connect linked (unreached after the back links)
   double seed_seconds = 0;    // reading and repairing a seed's lists
   uint64_t seeded_nodes = 0;  // nodes whose lists came from a seed
   uint64_t distance_computations = 0;

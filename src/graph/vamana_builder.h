@@ -89,7 +89,8 @@ class VamanaBuilder {
 
   // After Build: the entry point, and each node's out-neighbours (at most R;
   // a prune leaves a list closest first, back edges added after it are
-  // appended). Valid while this object lives.
+  // appended, and step 4 appends or overwrites slots). Valid while this
+  // object lives.
   uint32_t medoid() const { return medoid_; }
   std::span<const uint32_t> neighbors(uint32_t node) const {
     return {store_->ids(node), store_->count(node)};

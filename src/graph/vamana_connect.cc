@@ -23,7 +23,8 @@
 // every node reached, by Connect).
 //
 // Connect: a breadth-first search from the medoid (where every walk
-// starts; entry points are nodes reached from it) marks what is reached
+// starts; some also start at entry points, which are nodes of the graph)
+// marks what is reached
 // and the tree it walked (each reached node's parent). Each node left out
 // is then searched for from the medoid as an insertion is (the walk sees
 // reached nodes only), and the closest node the search expanded that can
@@ -40,7 +41,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
-#include <deque>
 #include <limits>
 #include <vector>
 
@@ -125,20 +125,24 @@ size_t VamanaBuilder::Connect() {
   if (n_ == 0) return 0;
   // parent[v]: the node whose edge first reached v (the medoid is its own).
   std::vector<uint32_t> parent(n_, kNoParent);
-  std::deque<uint32_t> queue;
-  // Marks everything reachable from `from` (already reached) and not yet
+  // Every reached node, in the order reached: the breadth-first queue, and
+  // the fallback list (reached[open, end) may still take an edge).
+  std::vector<uint32_t> reached;
+  reached.reserve(n_);
+  size_t open = 0;
+  // Marks everything reachable from `from` (just reached) and not yet
   // reached.
   auto reach_from = [&](uint32_t from) {
-    queue.push_back(from);
-    while (!queue.empty()) {
-      const uint32_t u = queue.front();
-      queue.pop_front();
+    size_t next = reached.size();
+    reached.push_back(from);
+    for (; next < reached.size(); ++next) {
+      const uint32_t u = reached[next];
       const uint32_t* ids = store_->ids(u);
       for (uint32_t k = 0; k < store_->count(u); ++k) {
         const uint32_t v = ids[k];
         if (parent[v] == kNoParent) {
           parent[v] = u;
-          queue.push_back(v);
+          reached.push_back(v);
         }
       }
     }
@@ -182,10 +186,17 @@ size_t VamanaBuilder::Connect() {
         break;
       }
     }
-    // Every reached node is a fallback, in node order, after those the
-    // search found closest.
-    for (uint32_t u = 0; from == kNoParent && u < n_; ++u) {
-      if (try_link(u, distance_(u, x))) from = u;
+    // Else the first reached node that can take it. One that cannot (a full
+    // list of tree edges) never can again: its list and its targets'
+    // parents stay as they are, so the fallback skips it for good (a scan
+    // from node 0 each time was quadratic at R 1).
+    while (from == kNoParent && open < reached.size()) {
+      const uint32_t u = reached[open];
+      if (try_link(u, distance_(u, x))) {
+        from = u;
+      } else {
+        ++open;
+      }
     }
     if (from == kNoParent) continue;  // cannot happen: see the file comment
     parent[x] = from;

@@ -1,10 +1,10 @@
 // Copyright 2026 The shoal Authors.
 //
 // Which nodes of a segment's graph a walk can reach. Every walk starts at
-// the medoid (the entry points are nodes reached from it), so a node no
-// path from the medoid leads to is never found by a search shorter than the
-// segment (segment_scan.h). Builds since issue 41 connect every node
-// (vamana_builder.h); `shoal verify` reports older graphs that do not.
+// the medoid (some also at entry points spread over the node order), so a
+// node no path from the medoid leads to is found only by a walk that starts
+// near it, or by a scan (segment_scan.h). Builds since issue 41 connect
+// every node (graph/vamana_builder.h); `shoal verify` reports older graphs that do not.
 
 #ifndef SHOAL_SRC_SEGMENT_GRAPH_REACH_H_
 #define SHOAL_SRC_SEGMENT_GRAPH_REACH_H_

@@ -160,8 +160,8 @@ class Segment {
   // that `admit` does not admit (segment/answer_filter.h) are traversed
   // but not offered.
   // A list or k at least as long as the segment (max(L, k) >=
-  // vector_count()) scans every vector instead of walking (segment/segment_scan.h): the answers
-  // are then exact.
+  // vector_count()) scans every vector instead of walking
+  // (segment/segment_scan.h): the answers are then exact.
   // DataLossError when a sector it reads fails its checksum (each sector is
   // verified the first time it is read).
   [[nodiscard]] virtual absl::Status Search(

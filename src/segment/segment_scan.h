@@ -3,9 +3,11 @@
 // What a segment's walk falls back to when it is asked to search the whole
 // segment: a list (SearchOptions::list_size) or k at least as long as the
 // segment holds (DB::Search's contract: "a list as long as a segment
-// searches all of it"; a k that large asks for every vector). A walk that
-// long would expand every node it can reach, reading
-// each node's list besides its vector, and could still miss a node no edge
+// searches all of it"; a k that large asks for every vector). The list is
+// the segment's share of the caller's (shard_read.cc: in proportion to its
+// size against the shard's largest), so a list_size at least the largest
+// segment's size scans every segment. A walk that long would expand every
+// node it can reach, reading each node's list besides its vector, and could still miss a node no edge
 // leads to (a graph written before every build connected its nodes, issue
 // 41); a scan reads each vector once, in file order, and misses nothing.
 
