@@ -12,8 +12,17 @@ jobs=$(nproc)
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DSHOAL_SANITIZE=address,undefined -DSHOAL_BUILD_BENCH=OFF
 cmake --build build-asan -j "$jobs"
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build-asan --output-on-failure -j "$jobs"
+# A test that fails is run once more, alone, and named: a failure that does
+# not repeat is reported as flaky (so far seen: DiskFullDirectIoTest's Open
+# on an 8 MiB ext4 once returned ENOSPC under load, 2026-12-05), one that
+# repeats fails the run.
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
+if ! ctest --test-dir build-asan --output-on-failure -j "$jobs"; then
+  echo "test.sh: running the failed tests again, one at a time (flaky if they pass now):"
+  ctest --test-dir build-asan --rerun-failed --output-on-failure
+  echo "test.sh: FLAKY: the tests above failed once and passed when run again"
+fi
+unset ASAN_OPTIONS UBSAN_OPTIONS
 
 # ThreadSanitizer on the tests that run threads against each other.
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
