@@ -73,7 +73,9 @@ class DB {
   // on the collection that runs while it is dropped either completes before
   // the drop (its status as usual) or returns NotFound naming the collection
   // (never FailedPrecondition: only Close() closes the database). A flush,
-  // merge or bulk load of it in progress is finished (or refused) first.
+  // merge or bulk load of it in progress is finished (or refused) first;
+  // other collections' calls go on meanwhile, and a CreateCollection of the
+  // same name waits until the drop has removed the old one's files.
   [[nodiscard]] virtual absl::Status DropCollection(std::string_view name) = 0;
   // Names of all collections, sorted.
   virtual std::vector<std::string> ListCollections() const = 0;
