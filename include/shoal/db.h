@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -34,6 +35,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "shoal/options.h"
+#include "shoal/record.h"
 
 namespace shoal {
 
@@ -130,6 +132,40 @@ class DB {
       std::string_view collection, std::span<const uint64_t> ids,
       std::span<const float> vectors) = 0;
 
+  // ---- Records: a vector with labels, attributes and a payload ----
+  // (shoal/record.h). The calls above write and read records without them.
+
+  // Inserts `record`, or replaces the whole record stored under its id
+  // (parts it does not give are gone). InvalidArgument, writing nothing,
+  // when the vector is malformed (as Put), it has more than kMaxLabels
+  // distinct labels, names an attribute the collection does not declare or
+  // one twice, or its payload is over kMaxPayloadBytes. All of its parts
+  // are one log record: after a crash all of them survive or none.
+  [[nodiscard]] virtual absl::Status Put(std::string_view collection,
+                                         const Record& record) = 0;
+  // Puts many records, as PutBatch(ids, vectors) puts vectors (the same
+  // atomicity, the same exceptions for very large batches), each record
+  // checked as Put(record) checks it: a bad one writes nothing at all, and
+  // the error names its index in `records`.
+  [[nodiscard]] virtual absl::Status PutBatch(std::string_view collection,
+                                              std::span<const Record> records) = 0;
+  // Loads many records straight into on-disk segments, as
+  // BulkLoad(ids, vectors) loads vectors.
+  [[nodiscard]] virtual absl::Status BulkLoad(std::string_view collection,
+                                              std::span<const Record> records) = 0;
+  // The record stored under `id`, with the parts `parts` names (RecordParts;
+  // others left empty). NotFound when the id is absent or deleted;
+  // InvalidArgument when `parts` has a bit RecordParts does not name.
+  // Reading only labels, attributes or payload of a disk-resident segment's
+  // record reads its payload bytes alone (no node block).
+  [[nodiscard]] virtual absl::StatusOr<RecordData> GetRecord(
+      std::string_view collection, uint64_t id, uint32_t parts = kAllParts) = 0;
+  // GetRecord for each of `ids` (e.g. a search's results, to show them):
+  // entry i is ids[i]'s record, or nullopt when it is absent or deleted.
+  [[nodiscard]] virtual absl::StatusOr<std::vector<std::optional<RecordData>>>
+  GetRecords(std::string_view collection, std::span<const uint64_t> ids,
+             uint32_t parts = kAllParts) = 0;
+
   // ---- Whole database ----
 
   // Moves every memtable into on-disk segments; returns when durable. Every
@@ -176,6 +212,22 @@ class DB {
   [[nodiscard]] absl::Status BulkLoad(std::span<const uint64_t> ids,
                                       std::span<const float> vectors) {
     return BulkLoad(kDefaultCollection, ids, vectors);
+  }
+  [[nodiscard]] absl::Status Put(const Record& record) {
+    return Put(kDefaultCollection, record);
+  }
+  [[nodiscard]] absl::Status PutBatch(std::span<const Record> records) {
+    return PutBatch(kDefaultCollection, records);
+  }
+  [[nodiscard]] absl::Status BulkLoad(std::span<const Record> records) {
+    return BulkLoad(kDefaultCollection, records);
+  }
+  [[nodiscard]] absl::StatusOr<RecordData> GetRecord(uint64_t id, uint32_t parts = kAllParts) {
+    return GetRecord(kDefaultCollection, id, parts);
+  }
+  [[nodiscard]] absl::StatusOr<std::vector<std::optional<RecordData>>> GetRecords(
+      std::span<const uint64_t> ids, uint32_t parts = kAllParts) {
+    return GetRecords(kDefaultCollection, ids, parts);
   }
 };
 

@@ -12,6 +12,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace shoal {
 
@@ -148,6 +150,12 @@ struct CollectionOptions {
   // they were written with; a collection created before codes existed
   // opens with kNone). One of the VectorCode values above.
   VectorCode code = VectorCode::kSq8;
+  // The int64 attributes its records may carry (shoal/record.h), by name:
+  // at most kMaxAttributes, each 1..kMaxAttributeNameLength characters of
+  // [A-Za-z0-9_], all different. A record names an attribute by its index
+  // in this list. Fixed when the collection is created, like the fields
+  // above (a collection created before records existed has none).
+  std::vector<std::string> attributes;
 };
 
 // Options for a DB: one directory holding many collections.

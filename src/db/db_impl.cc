@@ -386,6 +386,28 @@ absl::StatusOr<std::vector<std::vector<Neighbor>>> DBImpl::SearchBatch(
   return DroppedAsNotFound(*c, NoThrow([&] { return c->SearchBatch(queries, options); }));
 }
 
+absl::Status DBImpl::Put(std::string_view collection, const Record& record) {
+  return absl::UnimplementedError("records");
+}
+
+absl::Status DBImpl::PutBatch(std::string_view collection, std::span<const Record> records) {
+  return absl::UnimplementedError("records");
+}
+
+absl::Status DBImpl::BulkLoad(std::string_view collection, std::span<const Record> records) {
+  return absl::UnimplementedError("records");
+}
+
+absl::StatusOr<RecordData> DBImpl::GetRecord(std::string_view collection, uint64_t id,
+                                             uint32_t parts) {
+  return absl::UnimplementedError("records");
+}
+
+absl::StatusOr<std::vector<std::optional<RecordData>>> DBImpl::GetRecords(
+    std::string_view collection, std::span<const uint64_t> ids, uint32_t parts) {
+  return absl::UnimplementedError("records");
+}
+
 absl::Status DBImpl::BulkLoad(std::string_view collection, std::span<const uint64_t> ids,
                               std::span<const float> vectors) {
   SHOAL_RETURN_IF_ERROR(CheckWritable());

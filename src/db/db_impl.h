@@ -65,6 +65,15 @@ class DBImpl final : public DB, private ManifestEditor {
       const SearchOptions& options) override;
   absl::Status BulkLoad(std::string_view collection, std::span<const uint64_t> ids,
                         std::span<const float> vectors) override;
+  absl::Status Put(std::string_view collection, const Record& record) override;
+  absl::Status PutBatch(std::string_view collection, std::span<const Record> records) override;
+  absl::Status BulkLoad(std::string_view collection, std::span<const Record> records) override;
+  absl::StatusOr<RecordData> GetRecord(std::string_view collection, uint64_t id,
+                                       uint32_t parts) override;
+  absl::StatusOr<std::vector<std::optional<RecordData>>> GetRecords(
+      std::string_view collection, std::span<const uint64_t> ids, uint32_t parts) override;
+  using DB::GetRecord;
+  using DB::GetRecords;
   absl::Status Flush() override;
   // For the inspection tools (db/inspect.h).
   std::vector<struct CollectionReport> CollectStats() const;

@@ -23,11 +23,13 @@ MemTable::MemTable(uint32_t dim, size_t block_bytes, bool preallocate,
 
 void MemTable::Reserve(size_t n) { index_.reserve(index_.size() + n); }
 
-void MemTable::Put(uint64_t id, const float* vector) {
+void MemTable::Put(uint64_t id, const float* vector, std::string_view extras) {
   AddSlot(id, arena_.row(arena_.Append(vector)));
 }
 
-void MemTable::PutInPlace(uint64_t id, const float* vector) { AddSlot(id, vector); }
+void MemTable::PutInPlace(uint64_t id, const float* vector, std::string_view extras) {
+  AddSlot(id, vector);
+}
 
 void MemTable::KeepAlive(std::shared_ptr<const void> owner) {
   if (owners_.empty() || owners_.back() != owner) owners_.push_back(std::move(owner));
@@ -62,7 +64,9 @@ void MemTable::Delete(uint64_t id) {
   ++tombstone_count_;
 }
 
-MemTable::Lookup MemTable::Get(uint64_t id, const float** vector) const {
+MemTable::Lookup MemTable::Get(uint64_t id, const float** vector,
+                               std::string_view* extras) const {
+  if (extras != nullptr) *extras = {};
   auto it = index_.find(id);
   if (it == index_.end()) return Lookup::kAbsent;
   if (it->second == kTombstone) return Lookup::kDeleted;

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -36,11 +37,14 @@ class MemTable {
   MemTable(const MemTable&) = delete;
   MemTable& operator=(const MemTable&) = delete;
 
-  // Inserts or replaces `id` with the dim floats at `vector` (copied).
-  void Put(uint64_t id, const float* vector);
-  // As Put, but the floats are read where they are, not copied: they must
-  // stay unchanged and readable while the memtable lives (KeepAlive).
-  void PutInPlace(uint64_t id, const float* vector);
+  // Inserts or replaces `id` with the dim floats at `vector` (copied) and
+  // the record's other parts, encoded (record/record_format.h; empty: none;
+  // copied).
+  void Put(uint64_t id, const float* vector, std::string_view extras = {});
+  // As Put, but the floats and extras are read where they are, not copied:
+  // they must stay unchanged and readable while the memtable lives
+  // (KeepAlive).
+  void PutInPlace(uint64_t id, const float* vector, std::string_view extras = {});
   // Holds `owner` (what keeps PutInPlace's rows readable) while the
   // memtable lives.
   void KeepAlive(std::shared_ptr<const void> owner);
@@ -54,7 +58,9 @@ class MemTable {
 
   enum class Lookup { kAbsent, kFound, kDeleted };
   // kFound sets *vector to the stored floats (valid until the next write).
-  Lookup Get(uint64_t id, const float** vector) const;
+  // *extras (may be null) is set to the record's encoded other parts (empty:
+  // none), valid as *vector.
+  Lookup Get(uint64_t id, const float** vector, std::string_view* extras = nullptr) const;
 
   // Offers every live vector to `top` with its distance to `query`.
   // Ids for which visible(id) is false are skipped (nullptr: all visible);

@@ -22,6 +22,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -67,6 +68,10 @@ struct SegmentContents {
   std::span<const uint64_t> tombstone_sequences;
   // Optional: the graph to extend instead of building from scratch.
   const GraphSeed* seed = nullptr;
+  // Optional: per vector (in the order of `ids`), its record's other parts
+  // encoded (record/record_format.h; empty: none). An empty span: no vector
+  // has any (the segment then has no record regions).
+  std::span<const std::string_view> extras;
 };
 
 struct SegmentBuildOptions {
@@ -150,6 +155,28 @@ class Segment {
   // not null (the id table, checked at Open, answers the rest).
   [[nodiscard]] virtual absl::StatusOr<Lookup> Find(uint64_t id, uint64_t* sequence,
                                                     std::vector<float>* vector) const = 0;
+  // As Find, and for kLive also sets *extras (may be null) to the record's
+  // other parts, encoded (record/record_format.h; empty when it has none),
+  // the payload left out unless `with_payload`. Reading extras reads no
+  // node block: a disk-resident segment reads the payload's bytes alone.
+  // DataLossError when a record region fails its checks.
+  [[nodiscard]] virtual absl::StatusOr<Lookup> FindRecord(uint64_t id, uint64_t* sequence,
+                                                          std::vector<float>* vector,
+                                                          std::string* extras,
+                                                          bool with_payload) const {
+    if (extras != nullptr) extras->clear();
+    return Find(id, sequence, vector);
+  }
+  // Whether any node of the segment has labels, attributes or a payload.
+  virtual bool has_records() const { return false; }
+  // Bytes of the record regions, for stats: labels (with their postings),
+  // attributes (with their summaries) and payloads (with their offsets).
+  struct RecordBytes {
+    uint64_t labels = 0;
+    uint64_t attributes = 0;
+    uint64_t payloads = 0;
+  };
+  virtual RecordBytes record_bytes() const { return {}; }
 
   // Beam search from the medoid with list size L = options.list_size and
   // options.beam_width nodes expanded per step; offers up to options.k
@@ -173,6 +200,15 @@ class Segment {
   [[nodiscard]] virtual absl::Status ForEachVector(
       const std::function<void(uint64_t id, uint64_t sequence, const float* vector)>& fn)
       const = 0;
+  // As ForEachVector, with each record's other parts, encoded
+  // (record/record_format.h; empty when it has none; valid during the call).
+  [[nodiscard]] virtual absl::Status ForEachRecord(
+      const std::function<void(uint64_t id, uint64_t sequence, const float* vector,
+                               std::string_view extras)>& fn) const {
+    return ForEachVector([&](uint64_t id, uint64_t sequence, const float* vector) {
+      fn(id, sequence, vector, std::string_view());
+    });
+  }
   // The build list size the graph was built with (the header's record):
   // a merge extends only graphs built as well as it would build.
   virtual uint32_t build_list_size() const = 0;

@@ -46,6 +46,7 @@
 #include "segment/segment.h"
 #include "shard/shard_options.h"
 #include "shard/shard_report.h"
+#include "record/record_format.h"
 #include "shoal/options.h"
 #include "util/background_worker.h"
 #include "util/debug_timing.h"
@@ -81,7 +82,15 @@ class Shard {
   // `route_us` is the caller's time for validation and routing, reported
   // with SHOAL_DEBUG_TIMING.
   [[nodiscard]] absl::Status Put(std::span<const uint64_t> ids,
-                                 std::span<const float* const> rows, int64_t route_us = 0);
+                                 std::span<const float* const> rows, int64_t route_us = 0) {
+    return Put(ids, rows, {}, route_us);
+  }
+  // As Put, with each row's record parts (`extras`, one per id, checked and
+  // canonical: record::NormalizeRecord; an empty span: none has any). The
+  // parts go into the same log record as the vectors.
+  [[nodiscard]] absl::Status Put(std::span<const uint64_t> ids,
+                                 std::span<const float* const> rows,
+                                 std::span<const record::Extras> extras, int64_t route_us = 0);
   [[nodiscard]] absl::Status Delete(std::span<const uint64_t> ids);
 
   // One shard's part of a batch over several shards (PutAcross).
@@ -89,6 +98,7 @@ class Shard {
     Shard* shard;
     std::span<const uint64_t> ids;
     std::span<const float* const> rows;  // as for Put
+    std::span<const record::Extras> extras;  // as for Put (empty: none)
   };
   // Puts a batch over several shards of one collection (distinct, in
   // increasing index order): either every part is stored or, when the call
@@ -107,6 +117,9 @@ class Shard {
   // Copies the newest live vector of `id` into *out. NotFound when absent or
   // deleted.
   [[nodiscard]] absl::Status Get(uint64_t id, std::vector<float>* out) const;
+  // The newest live record of `id`: out->id and the parts `parts`
+  // (RecordParts) names. NotFound when absent or deleted.
+  [[nodiscard]] absl::Status GetRecord(uint64_t id, uint32_t parts, RecordData* out) const;
   // What a search reads, taken at one moment: the active memtable and the
   // other sources, newest first.
   struct View {

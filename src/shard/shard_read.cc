@@ -51,6 +51,14 @@ absl::Status Shard::Get(uint64_t id, std::vector<float>* out) const {
   return absl::OkStatus();
 }
 
+absl::Status Shard::GetRecord(uint64_t id, uint32_t parts, RecordData* out) const {
+  out->id = id;
+  std::vector<float> vector;
+  SHOAL_RETURN_IF_ERROR(Get(id, &vector));
+  if (parts & kVectorPart) out->vector = std::move(vector);
+  return absl::OkStatus();
+}
+
 Shard::View Shard::TakeView() const {
   ReaderMutexLock lock(&mu_);
   return View{active_, sources_.Snapshot()};

@@ -131,7 +131,7 @@ absl::Status Shard::AfterAppend(uint64_t lsn, std::optional<SyncingWriter>* sync
 }
 
 absl::Status Shard::Put(std::span<const uint64_t> ids, std::span<const float* const> rows,
-                        int64_t route_us) {
+                        std::span<const record::Extras> extras, int64_t route_us) {
   timing::Scope timing("put",
                        "collection,shard,vectors,route_us,wal_us,memtable_us,sync_us,total_us");
   std::optional<SyncingWriter> syncing;
