@@ -177,7 +177,8 @@ struct Options {
   bool salvage_corrupt_wal = false;
   // The collection named kDefaultCollection, used by the calls without a
   // collection name. Created on first Open when dim > 0. On a later Open,
-  // dim 0 means "as stored"; a different dim or metric is InvalidArgument.
+  // dim 0 means "as stored"; a different dim or metric is InvalidArgument,
+  // and so are attributes other than the stored ones (none: as stored).
   // Its fields are checked as CreateCollection checks them (dim may be 0),
   // also when dim is 0.
   CollectionOptions default_collection;

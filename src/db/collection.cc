@@ -294,7 +294,6 @@ absl::Status Collection::BulkLoad(std::span<const uint64_t> ids,
   timing::Scope timing("bulkload",
                        "collection,vectors,shards,partition_us,copy_us,graph_us,write_us,"
                        "publish_us,total_us");
-  int64_t copy_us = 0, graph_us = 0, write_us = 0;
   std::unique_ptr<float[]> normalized;
   std::vector<uint64_t> part_ids;
   std::vector<const float*> part_rows;
@@ -304,8 +303,20 @@ absl::Status Collection::BulkLoad(std::span<const uint64_t> ids,
   if (!valid.ok()) {
     return absl::Status(valid.code(), absl::StrCat("BulkLoad: ", valid.message()));
   }
+  return LoadPartitioned(ids.size(), part_ids, part_rows, {}, start, &timing);
+}
+
+absl::Status Collection::LoadPartitioned(size_t total, std::span<const uint64_t> part_ids,
+                                         std::span<const float* const> part_rows,
+                                         std::span<const std::string_view> part_extras,
+                                         std::span<const size_t> start, timing::Scope* scope) {
+  timing::Scope& timing = *scope;
+  int64_t copy_us = 0, graph_us = 0, write_us = 0;
   const int64_t partition_us = timing.Lap();
   const size_t dim = options_.dim;
+  auto extras_of = [&](size_t first, size_t count) {
+    return part_extras.empty() ? part_extras : part_extras.subspan(first, count);
+  };
   // A small collection gets one graph for all its shards: one shared
   // segment (CompactionOptions::one_graph_max_vectors).
   const uint64_t one_graph_max = compaction_.one_graph_max_vectors;
@@ -356,7 +367,8 @@ absl::Status Collection::BulkLoad(std::span<const uint64_t> ids,
     if (!one_graph) {
       SegmentBuildStats stats;
       status = shards_[s]->BuildBulk(
-          &part, std::span<const uint64_t>(part_ids.data() + first, count), rows, &stats);
+          &part, std::span<const uint64_t>(part_ids.data() + first, count), rows, &stats,
+          extras_of(first, count));
       add_stats(stats);
     }
   }
@@ -367,7 +379,7 @@ absl::Status Collection::BulkLoad(std::span<const uint64_t> ids,
     // A shard without rows has no part, so the parts' ids, in part order,
     // are part_ids as it is.
     status = Shard::BuildSharedBulk(shards, parts, counts, part_ids, all_rows.data(), dir_,
-                                    &stats);
+                                    &stats, part_extras);
     add_stats(stats);
   }
   if (!status.ok()) return status;  // discard_unsettled discards the parts
@@ -407,7 +419,7 @@ absl::Status Collection::BulkLoad(std::span<const uint64_t> ids,
   // merge their own).
   UpdateFoldMode();
   const int64_t publish_us = timing.Lap();
-  timing.Line(name_, ids.size(), parts.size(), partition_us, copy_us, graph_us, write_us,
+  timing.Line(name_, total, parts.size(), partition_us, copy_us, graph_us, write_us,
               publish_us, timing.Total());
   return absl::OkStatus();
 }

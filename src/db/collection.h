@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -20,11 +21,13 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "db/inspect.h"
+#include "record/record_format.h"
 #include "version/manifest.h"
 #include "version/manifest_editor.h"
 #include "shard/shard.h"
 #include "shoal/db.h"
 #include "util/background_worker.h"
+#include "util/debug_timing.h"
 #include "util/file_system.h"
 #include "util/memory_budget.h"
 #include "util/mutex.h"
@@ -69,6 +72,14 @@ class Collection {
       std::span<const float> query, const SearchOptions& options) const;
   [[nodiscard]] absl::StatusOr<std::vector<std::vector<Neighbor>>> SearchBatch(
       std::span<const float> queries, const SearchOptions& options) const;
+
+  // Records (DB::Put(Record) and the rest; collection_records.cc).
+  [[nodiscard]] absl::Status Put(const Record& record);
+  [[nodiscard]] absl::Status PutBatch(std::span<const Record> records);
+  [[nodiscard]] absl::Status BulkLoad(std::span<const Record> records);
+  [[nodiscard]] absl::StatusOr<RecordData> GetRecord(uint64_t id, uint32_t parts) const;
+  [[nodiscard]] absl::StatusOr<std::vector<std::optional<RecordData>>> GetRecords(
+      std::span<const uint64_t> ids, uint32_t parts) const;
 
   // Builds segments straight from the vectors, one per shard, published in
   // one manifest edit: all of the load becomes visible, or none of it.
@@ -157,6 +168,23 @@ class Collection {
                          std::vector<uint64_t>* part_ids,
                          std::vector<const float*>* part_rows,
                          std::vector<size_t>* start) const;
+
+  // Records (collection_records.cc): as Partition, for records; each
+  // kept row's parts, checked and canonical, in *part_extras (copies that
+  // need it in *store), or none at all when no record has any.
+  absl::Status PartitionRecords(std::span<const Record> records, bool dedupe,
+                                std::unique_ptr<float[]>* normalized,
+                                record::NormalizeStore* store,
+                                std::vector<uint64_t>* part_ids,
+                                std::vector<const float*>* part_rows,
+                                std::vector<record::Extras>* part_extras,
+                                std::vector<size_t>* start) const;
+  // BulkLoad's work once the input is partitioned (part_extras: encoded,
+  // parallel to part_ids; empty: none), `total` rows given.
+  absl::Status LoadPartitioned(size_t total, std::span<const uint64_t> part_ids,
+                               std::span<const float* const> part_rows,
+                               std::span<const std::string_view> part_extras,
+                               std::span<const size_t> start, timing::Scope* timing);
 
   FileSystem* const fs_;
   ThreadPool* const pool_;

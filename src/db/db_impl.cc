@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "version/manifest_editor.h"
 #include "db/validate.h"
 #include "util/start_thread.h"
@@ -143,6 +144,12 @@ absl::Status DBImpl::OpenDefaultCollection() {
         ") differs from the stored default collection (dim ", have.dim, ", metric ",
         static_cast<int>(have.metric), ", shards ", have.shard_count,
         "); pass dim 0 to open it as stored"));
+  }
+  if (!want.attributes.empty() && want.attributes != have.attributes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Options::default_collection declares attributes (", absl::StrJoin(want.attributes, ", "),
+        ") other than the stored default collection's (", absl::StrJoin(have.attributes, ", "),
+        "); pass none to open it as stored"));
   }
   return absl::OkStatus();
 }
@@ -387,25 +394,33 @@ absl::StatusOr<std::vector<std::vector<Neighbor>>> DBImpl::SearchBatch(
 }
 
 absl::Status DBImpl::Put(std::string_view collection, const Record& record) {
-  return absl::UnimplementedError("records");
+  SHOAL_RETURN_IF_ERROR(CheckWritable());
+  SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
+  return DroppedAsNotFound(*c, NoThrow([&] { return c->Put(record); }));
 }
 
 absl::Status DBImpl::PutBatch(std::string_view collection, std::span<const Record> records) {
-  return absl::UnimplementedError("records");
+  SHOAL_RETURN_IF_ERROR(CheckWritable());
+  SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
+  return DroppedAsNotFound(*c, NoThrow([&] { return c->PutBatch(records); }));
 }
 
 absl::Status DBImpl::BulkLoad(std::string_view collection, std::span<const Record> records) {
-  return absl::UnimplementedError("records");
+  SHOAL_RETURN_IF_ERROR(CheckWritable());
+  SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
+  return DroppedAsNotFound(*c, NoThrow([&] { return c->BulkLoad(records); }));
 }
 
 absl::StatusOr<RecordData> DBImpl::GetRecord(std::string_view collection, uint64_t id,
                                              uint32_t parts) {
-  return absl::UnimplementedError("records");
+  SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
+  return DroppedAsNotFound(*c, NoThrow([&] { return c->GetRecord(id, parts); }));
 }
 
 absl::StatusOr<std::vector<std::optional<RecordData>>> DBImpl::GetRecords(
     std::string_view collection, std::span<const uint64_t> ids, uint32_t parts) {
-  return absl::UnimplementedError("records");
+  SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
+  return DroppedAsNotFound(*c, NoThrow([&] { return c->GetRecords(ids, parts); }));
 }
 
 absl::Status DBImpl::BulkLoad(std::string_view collection, std::span<const uint64_t> ids,

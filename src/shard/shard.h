@@ -175,8 +175,11 @@ class Shard {
   [[nodiscard]] absl::StatusOr<BulkPart> PrepareBulk();
   // Builds and writes the part's segment; adds where its time went to
   // *stats (may be null).
+  // `extras`: each row's record parts, encoded (record/record_format.h;
+  // empty: none has any).
   [[nodiscard]] absl::Status BuildBulk(BulkPart* part, std::span<const uint64_t> ids,
-                                       const float* vectors, SegmentBuildStats* stats = nullptr);
+                                       const float* vectors, SegmentBuildStats* stats = nullptr,
+                                       std::span<const std::string_view> extras = {});
   void InstallBulk(const BulkPart& part);
   // BuildBulk for the parts of several shards of one collection (parts[j]
   // is shards[j]'s, each prepared) as one shared segment, file
@@ -189,7 +192,8 @@ class Shard {
                                                     std::span<const size_t> counts,
                                                     std::span<const uint64_t> ids,
                                                     const float* vectors, const std::string& dir,
-                                                    SegmentBuildStats* stats = nullptr);
+                                                    SegmentBuildStats* stats = nullptr,
+                                                    std::span<const std::string_view> extras = {});
 
   // One graph for a small collection: merges the segments of every shard of
   // `shards` (all of one collection's, in index order) that a compaction
@@ -459,10 +463,12 @@ class Shard {
   bool QuickFlushLocked(uint64_t vectors) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // The segment holding `ids` (rows of dim floats) with their sequences, and
   // tombstones (ids, sequences), in this shard's shape.
+  // `extras`: each row's record parts, encoded (empty: none has any).
   SegmentContents Contents(std::span<const uint64_t> ids, std::span<const uint64_t> sequences,
                            const float* vectors,
                            std::span<const uint64_t> tombstone_ids = {},
-                           std::span<const uint64_t> tombstone_sequences = {}) const;
+                           std::span<const uint64_t> tombstone_sequences = {},
+                           std::span<const std::string_view> extras = {}) const;
   // Removes log files <= number (all flushed).
   void RemoveLogFilesUpTo(uint64_t number);
 

@@ -32,7 +32,8 @@ absl::Status PublishSegments(FileSystem* fs, ManifestEditor* manifest,
 SegmentContents Shard::Contents(std::span<const uint64_t> ids,
                                 std::span<const uint64_t> sequences, const float* vectors,
                                 std::span<const uint64_t> tombstone_ids,
-                                std::span<const uint64_t> tombstone_sequences) const {
+                                std::span<const uint64_t> tombstone_sequences,
+                                std::span<const std::string_view> extras) const {
   SegmentContents contents;
   contents.dim = dim();
   contents.metric = metric();
@@ -41,6 +42,7 @@ SegmentContents Shard::Contents(std::span<const uint64_t> ids,
   contents.vectors = vectors;
   contents.tombstone_ids = tombstone_ids;
   contents.tombstone_sequences = tombstone_sequences;
+  contents.extras = extras;
   return contents;
 }
 
@@ -207,11 +209,14 @@ absl::Status Shard::FlushOldest() {
   // The frozen memtable is immutable: read it without the lock.
   std::vector<uint64_t> ids, tombstones;
   std::vector<float> rows;
+  std::vector<std::string_view> extras;  // views into f.mem, which f holds
+  const bool with_records = f.mem->has_records();
   rows.reserve(f.mem->live_count() * dim());
-  f.mem->ForEach(
-      [&](uint64_t id, const float* v) {
+  f.mem->ForEachRecord(
+      [&](uint64_t id, const float* v, std::string_view e) {
         ids.push_back(id);
         rows.insert(rows.end(), v, v + dim());
+        if (with_records) extras.push_back(e);
       },
       [&](uint64_t id) { tombstones.push_back(id); });
   const std::vector<uint64_t> sequences(ids.size(), f.max_sequence);
@@ -224,7 +229,8 @@ absl::Status Shard::FlushOldest() {
   SHOAL_ASSIGN_OR_RETURN(
       std::shared_ptr<Segment> segment,
       WriteSegment(meta.number,
-                   Contents(ids, sequences, rows.data(), tombstones, tombstone_sequences),
+                   Contents(ids, sequences, rows.data(), tombstones, tombstone_sequences,
+                            extras),
                    &build, quick ? GraphBuild::kQuick : GraphBuild::kFull));
   const int64_t built_us = timing.Lap();
   ShardEdit edit;
@@ -329,10 +335,12 @@ absl::StatusOr<Shard::BulkPart> Shard::PrepareBulk() {
 }
 
 absl::Status Shard::BuildBulk(BulkPart* part, std::span<const uint64_t> ids,
-                              const float* vectors, SegmentBuildStats* stats) {
+                              const float* vectors, SegmentBuildStats* stats,
+                              std::span<const std::string_view> extras) {
   const std::vector<uint64_t> sequences(ids.size(), part->sequence);
-  SHOAL_ASSIGN_OR_RETURN(part->segment,
-                         WriteSegment(part->number, Contents(ids, sequences, vectors), stats));
+  SHOAL_ASSIGN_OR_RETURN(
+      part->segment,
+      WriteSegment(part->number, Contents(ids, sequences, vectors, {}, {}, extras), stats));
   part->path = SegmentPath(part->number);
   part->meta = SegmentMeta{part->number, part->sequence, part->sequence, ids.size(), 0};
   return absl::OkStatus();

@@ -10,6 +10,7 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_set.h"
+#include "shard/record_rows.h"
 #include "shard/shard.h"
 #include "util/hash.h"
 #include "util/status_macros.h"
@@ -20,7 +21,8 @@ namespace shoal {
 absl::Status Shard::BuildSharedBulk(std::span<Shard* const> shards, std::span<BulkPart> parts,
                                     std::span<const size_t> counts,
                                     std::span<const uint64_t> ids, const float* vectors,
-                                    const std::string& dir, SegmentBuildStats* stats) {
+                                    const std::string& dir, SegmentBuildStats* stats,
+                                    std::span<const std::string_view> extras) {
   std::vector<uint64_t> sequences;
   sequences.reserve(ids.size());
   for (size_t j = 0; j < parts.size(); ++j) {
@@ -30,7 +32,7 @@ absl::Status Shard::BuildSharedBulk(std::span<Shard* const> shards, std::span<Bu
   const std::string path = JoinPath(dir, SegmentFileName(number));
   SHOAL_ASSIGN_OR_RETURN(
       std::shared_ptr<Segment> segment,
-      shards.front()->WriteSegmentAt(path, shards.front()->Contents(ids, sequences, vectors),
+      shards.front()->WriteSegmentAt(path, shards.front()->Contents(ids, sequences, vectors, {}, {}, extras),
                                      stats));
   for (size_t j = 0; j < parts.size(); ++j) {
     parts[j].segment = segment;
@@ -121,6 +123,11 @@ absl::Status Shard::FoldAcross(std::span<Shard* const> shards, const std::string
   std::vector<uint64_t> ids, sequences;
   std::vector<float> rows;
   std::vector<SegmentMeta> metas(shard_count);
+  bool any_records = memtable && memtable->mem->has_records();
+  for (const auto& shard_inputs : inputs) {
+    for (const SegmentSource& in : shard_inputs) any_records |= in.segment->has_records();
+  }
+  RecordRows records(any_records);
   // Shard by shard, newest input first: the first input that names an id
   // decides it (ids are disjoint across shards). A tombstone hides its id in
   // the inputs older than its own; none is kept, since each shard's inputs
@@ -134,8 +141,10 @@ absl::Status Shard::FoldAcross(std::span<Shard* const> shards, const std::string
     auto mine = [&](const SegmentSource& in, uint64_t id) {
       return !in.meta.shared || ShardOf(id, shard_count) == s;
     };
-    auto add = [&](uint64_t id, uint64_t sequence, const float* v) {
+    auto add = [&](uint64_t id, uint64_t sequence, const float* v,
+                   std::string_view extras = {}) {
       if (!seen.insert(id).second) return false;
+      records.Set(ids.size(), extras);
       ids.push_back(id);
       sequences.push_back(sequence);
       rows.insert(rows.end(), v, v + dim);
@@ -145,8 +154,11 @@ absl::Status Shard::FoldAcross(std::span<Shard* const> shards, const std::string
       // Its entries take the memtable's newest sequence, as a flush gives
       // them.
       const uint64_t sequence = memtable->max_sequence;
-      memtable->mem->ForEach([&](uint64_t id, const float* v) { (void)add(id, sequence, v); },
-                             [&](uint64_t id) { hidden_here.push_back(id); });
+      memtable->mem->ForEachRecord(
+          [&](uint64_t id, const float* v, std::string_view extras) {
+            (void)add(id, sequence, v, extras);
+          },
+          [&](uint64_t id) { hidden_here.push_back(id); });
       seen.insert(hidden_here.begin(), hidden_here.end());
     }
     for (size_t i = inputs[s].size(); i-- > 0;) {
@@ -164,9 +176,9 @@ absl::Status Shard::FoldAcross(std::span<Shard* const> shards, const std::string
               if (add(id, sequence, v)) seed.row_of_node[node] = row;
             }));
       } else {
-        SHOAL_RETURN_IF_ERROR(
-            in.segment->ForEachVector([&](uint64_t id, uint64_t sequence, const float* v) {
-              if (mine(in, id)) (void)add(id, sequence, v);
+        SHOAL_RETURN_IF_ERROR(in.segment->ForEachRecord(
+            [&](uint64_t id, uint64_t sequence, const float* v, std::string_view extras) {
+              if (mine(in, id)) (void)add(id, sequence, v, extras);
             }));
       }
       seen.insert(hidden_here.begin(), hidden_here.end());
@@ -184,7 +196,18 @@ absl::Status Shard::FoldAcross(std::span<Shard* const> shards, const std::string
   const int64_t collect_us = timing.Lap();
   const uint64_t number = first.options_.manifest->NewFileNumber();
   for (SegmentMeta& meta : metas) meta.number = number;
-  SegmentContents contents = first.Contents(ids, sequences, rows.data());
+  // The parts of the extended graph's nodes kept, in a second pass (node
+  // order), once every shard's rows are numbered.
+  if (reuse && base != nullptr && base->has_records()) {
+    uint32_t node = 0;
+    SHOAL_RETURN_IF_ERROR(
+        base->ForEachRecord([&](uint64_t, uint64_t, const float*, std::string_view extras) {
+          const uint32_t row = seed.row_of_node[node++];
+          if (row != GraphSeed::kDroppedNode) records.Set(row, extras);
+        }));
+  }
+  const std::vector<std::string_view> extras = records.Views(ids.size());
+  SegmentContents contents = first.Contents(ids, sequences, rows.data(), {}, {}, extras);
   // Only a graph that loses no node is extended (MergeSegments says why).
   if (reuse && std::find(seed.row_of_node.begin(), seed.row_of_node.end(),
                          GraphSeed::kDroppedNode) == seed.row_of_node.end()) {

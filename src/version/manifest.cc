@@ -1,15 +1,17 @@
 // Copyright 2026 The shoal Authors.
 //
-// MANIFEST bytes (little-endian), version 4:
-//   magic "SHOALMAN" | version u32 = 4 | next_file_number u64 | collection count u32
+// MANIFEST bytes (little-endian), version 5:
+//   magic "SHOALMAN" | version u32 = 5 | next_file_number u64 | collection count u32
 //   per collection: name length u32 | name | dim u32 | metric u8 |
 //                   shard_count u32 | max_degree u32 | build_list_size u32 | alpha f32 |
-//                   code u8
+//                   code u8 | attribute count u32 |
+//                   per attribute: name length u32 | name
 //     per shard (shard_count times): flushed_sequence u64 | segment count u32
 //       per segment: number u64 | min_sequence u64 | max_sequence u64 |
 //                    vectors u64 | tombstones u64 | flags u8 (bit 0: shared;
 //                    the others 0)
 //   checksum u64 = xxh3_64 of every byte before it
+// Version 4 is version 5 without the attributes (its collections have none).
 // Version 3 is version 4 without the segments' flags (no segment is shared).
 // Version 2 is version 3 without the code (its collections open with
 // VectorCode::kNone); version 1 is version 2 without next_file_number and
@@ -24,13 +26,14 @@
 #include "version/validate_collection.h"
 #include "util/coding.h"
 #include "util/hash.h"
+#include "shoal/record.h"
 #include "util/string_view.h"
 
 namespace shoal {
 namespace {
 
 constexpr std::string_view kMagic = "SHOALMAN";
-constexpr uint32_t kVersion = 4;
+constexpr uint32_t kVersion = 5;
 constexpr uint8_t kSharedFlag = 1;
 
 }  // namespace
@@ -50,6 +53,11 @@ std::string EncodeManifest(const Manifest& manifest) {
     PutFixed32(&out, c.options.graph.build_list_size);
     PutFixed32(&out, std::bit_cast<uint32_t>(c.options.graph.alpha));
     out.push_back(static_cast<char>(c.options.code));
+    PutFixed32(&out, static_cast<uint32_t>(c.options.attributes.size()));
+    for (const std::string& a : c.options.attributes) {
+      PutFixed32(&out, static_cast<uint32_t>(a.size()));
+      out.append(a);
+    }
     for (uint32_t i = 0; i < c.options.shard_count; ++i) {
       static const ShardMeta kEmpty;
       const ShardMeta& shard = i < c.shards.size() ? c.shards[i] : kEmpty;
@@ -100,6 +108,21 @@ absl::StatusOr<Manifest> DecodeManifest(std::string_view bytes, const std::strin
     c.options.graph.build_list_size = in.U32();
     c.options.graph.alpha = in.F32();
     c.options.code = version >= 3 ? static_cast<VectorCode>(in.U8()) : VectorCode::kNone;
+    if (version >= 5) {
+      const uint32_t attributes = in.U32();
+      if (attributes > kMaxAttributes) {
+        return damaged(absl::StrCat("collection entry ", i, " declares ", attributes,
+                                    " attributes"));
+      }
+      for (uint32_t a = 0; a < attributes && in.ok(); ++a) {
+        const uint32_t length = in.U32();
+        if (length > kMaxAttributeNameLength) break;
+        c.options.attributes.emplace_back(in.Bytes(length));
+      }
+      if (c.options.attributes.size() != attributes) {
+        return damaged(absl::StrCat("collection entry ", i, " has an invalid attribute"));
+      }
+    }
     if (!in.ok()) break;
     // Written before build_list_size had a limit (2026-11-25): opens with
     // the limit in effect (a list never holds more than a segment anyway).

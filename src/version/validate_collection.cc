@@ -2,9 +2,11 @@
 
 #include "version/validate_collection.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "shoal/record.h"
 #include "util/string_view.h"
 
 namespace shoal {
@@ -67,6 +69,29 @@ absl::Status ValidateCollectionOptions(const CollectionOptions& o) {
     return absl::InvalidArgumentError(
         absl::StrCat("CollectionOptions::code must be kNone or kSq8 (0..1), got ",
                      static_cast<int>(o.code)));
+  }
+  if (o.attributes.size() > kMaxAttributes) {
+    return absl::InvalidArgumentError(absl::StrCat("CollectionOptions::attributes: ",
+                                                   o.attributes.size(),
+                                                   " declared; at most ", kMaxAttributes));
+  }
+  for (size_t i = 0; i < o.attributes.size(); ++i) {
+    const std::string& a = o.attributes[i];
+    const bool charset = std::all_of(a.begin(), a.end(), [](char ch) {
+      return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+             ch == '_';
+    });
+    if (a.empty() || a.size() > kMaxAttributeNameLength || !charset) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "CollectionOptions::attributes[", i, "] '", AsAbsl(a), "': a name is 1..",
+          kMaxAttributeNameLength, " characters of [A-Za-z0-9_]"));
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (o.attributes[j] == a) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "CollectionOptions::attributes: '", AsAbsl(a), "' is declared twice"));
+      }
+    }
   }
   return absl::OkStatus();
 }

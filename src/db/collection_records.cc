@@ -1,0 +1,219 @@
+// Copyright 2026 The shoal Authors.
+//
+// Collection's record calls (shoal/record.h): a vector with its labels,
+// attributes and payload. The checks and the routing are here; the writes
+// take the shards' paths for vectors, with each row's parts beside it.
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "db/collection.h"
+#include "db/validate.h"
+#include "distance/distance.h"
+#include "util/debug_timing.h"
+#include "util/hash.h"
+#include "util/status_macros.h"
+
+namespace shoal {
+namespace {
+
+// A PutBatch of at least this many records is written as a bulk load, as
+// for vectors (collection.cc).
+constexpr size_t kBulkPutBatchRecords = 1 << 20;
+
+absl::Status Prefixed(const char* call, const absl::Status& s) {
+  return absl::Status(s.code(), absl::StrCat(call, ": ", s.message()));
+}
+
+absl::Status CheckParts(uint32_t parts) {
+  if ((parts & ~uint32_t{kAllParts}) != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("parts 0x", absl::Hex(parts), " has bits RecordParts does not name"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status Collection::PartitionRecords(std::span<const Record> records, bool dedupe,
+                                          std::unique_ptr<float[]>* normalized,
+                                          record::NormalizeStore* store,
+                                          std::vector<uint64_t>* part_ids,
+                                          std::vector<const float*>* part_rows,
+                                          std::vector<record::Extras>* part_extras,
+                                          std::vector<size_t>* start) const {
+  if (records.empty()) return absl::InvalidArgumentError("an empty batch");
+  const size_t n = records.size();
+  const size_t dim = options_.dim;
+  const bool cosine = options_.metric == Metric::kCosine;
+  if (cosine) normalized->reset(new float[n * dim]);  // not zero-filled first
+  std::vector<record::Extras> extras(n);
+  std::vector<const float*> rows(n);
+  bool any = false;
+  for (size_t i = 0; i < n; ++i) {
+    const Record& r = records[i];
+    auto bad = [&](const absl::Status& s) {
+      return absl::Status(s.code(), absl::StrCat("record ", i, " (id ", r.id, "): ",
+                                                 s.message()));
+    };
+    if (r.vector.size() != dim || dim > kMaxFastCheckDim ||
+        !AllWellBelowDistanceRange(r.vector.data(), dim)) {
+      absl::Status s = ValidateVectors(r.vector, 1, options_.dim, options_.metric, "vector");
+      if (!s.ok()) return bad(s);
+    }
+    rows[i] = r.vector.data();
+    if (cosine) {
+      float* out = normalized->get() + i * dim;
+      std::memcpy(out, r.vector.data(), dim * sizeof(float));
+      if (!NormalizeInPlace(out, dim)) {
+        return bad(absl::InvalidArgumentError(
+            "a zero vector has no direction under kCosine"));
+      }
+      rows[i] = out;
+    }
+    absl::Status s = record::NormalizeRecord(r, options_.attributes.size(), store, &extras[i]);
+    if (!s.ok()) return bad(s);
+    any |= !extras[i].empty();
+  }
+  // With dedupe, only the last record of each id takes part.
+  std::vector<bool> keep;
+  if (dedupe) {
+    keep.assign(n, true);
+    absl::flat_hash_map<uint64_t, size_t> last;
+    last.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      auto [it, inserted] = last.try_emplace(records[i].id, i);
+      if (!inserted) {
+        keep[it->second] = false;
+        it->second = i;
+      }
+    }
+  }
+  // Counting sort by shard, keeping the batch order within each shard.
+  const uint32_t shard_count = options_.shard_count;
+  std::vector<uint32_t> shard_of(n);
+  start->assign(shard_count + 1, 0);
+  for (size_t i = 0; i < n; ++i) {
+    shard_of[i] = ShardOf(records[i].id, shard_count);
+    if (!dedupe || keep[i]) ++(*start)[shard_of[i] + 1];
+  }
+  for (uint32_t s = 0; s < shard_count; ++s) (*start)[s + 1] += (*start)[s];
+  part_ids->resize(start->back());
+  part_rows->resize(start->back());
+  part_extras->resize(any ? start->back() : 0);
+  std::vector<size_t> fill(start->begin(), start->end() - 1);
+  for (size_t i = 0; i < n; ++i) {
+    if (dedupe && !keep[i]) continue;
+    const size_t at = fill[shard_of[i]]++;
+    (*part_ids)[at] = records[i].id;
+    (*part_rows)[at] = rows[i];
+    if (any) (*part_extras)[at] = extras[i];
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Collection::Put(const Record& record) {
+  const int64_t started = timing::kEnabled ? timing::NowMicros() : 0;
+  std::unique_ptr<float[]> normalized;
+  record::NormalizeStore store;
+  std::vector<uint64_t> ids;
+  std::vector<const float*> rows;
+  std::vector<record::Extras> extras;
+  std::vector<size_t> start;
+  absl::Status valid = PartitionRecords({&record, 1}, /*dedupe=*/false, &normalized, &store,
+                                        &ids, &rows, &extras, &start);
+  if (!valid.ok()) return Prefixed("Put", valid);
+  Shard& shard = *shards_[ShardOf(record.id, options_.shard_count)];
+  return shard.Put(ids, rows, extras, timing::kEnabled ? timing::NowMicros() - started : 0);
+}
+
+absl::Status Collection::PutBatch(std::span<const Record> records) {
+  if (records.size() >= kBulkPutBatchRecords) return BulkLoad(records);
+  const int64_t started = timing::kEnabled ? timing::NowMicros() : 0;
+  std::unique_ptr<float[]> normalized;
+  record::NormalizeStore store;
+  std::vector<uint64_t> part_ids;
+  std::vector<const float*> part_rows;
+  std::vector<record::Extras> part_extras;
+  std::vector<size_t> start;
+  absl::Status valid = PartitionRecords(records, /*dedupe=*/false, &normalized, &store,
+                                        &part_ids, &part_rows, &part_extras, &start);
+  if (!valid.ok()) return Prefixed("PutBatch", valid);
+  std::vector<Shard::BatchPart> parts;  // in shard order
+  for (uint32_t s = 0; s < options_.shard_count; ++s) {
+    const size_t first = start[s], count = start[s + 1] - start[s];
+    if (count == 0) continue;
+    parts.push_back(
+        {shards_[s].get(), std::span<const uint64_t>(part_ids.data() + first, count),
+         std::span<const float* const>(part_rows.data() + first, count),
+         part_extras.empty()
+             ? std::span<const record::Extras>()
+             : std::span<const record::Extras>(part_extras.data() + first, count)});
+  }
+  if (parts.size() == 1) {
+    const int64_t route_us = timing::kEnabled ? timing::NowMicros() - started : 0;
+    const Shard::BatchPart& p = parts.front();
+    return p.shard->Put(p.ids, p.rows, p.extras, route_us);
+  }
+  return Shard::PutAcross(parts, pool_);
+}
+
+absl::Status Collection::BulkLoad(std::span<const Record> records) {
+  if (records.empty()) return absl::OkStatus();
+  timing::Scope timing("bulkload",
+                       "collection,vectors,shards,partition_us,copy_us,graph_us,write_us,"
+                       "publish_us,total_us");
+  std::unique_ptr<float[]> normalized;
+  record::NormalizeStore store;
+  std::vector<uint64_t> part_ids;
+  std::vector<const float*> part_rows;
+  std::vector<record::Extras> part_extras;
+  std::vector<size_t> start;
+  absl::Status valid = PartitionRecords(records, /*dedupe=*/true, &normalized, &store,
+                                        &part_ids, &part_rows, &part_extras, &start);
+  if (!valid.ok()) return Prefixed("BulkLoad", valid);
+  // The segment writer takes each row's parts encoded.
+  std::string encoded;
+  std::vector<std::string_view> views;
+  if (!part_extras.empty()) {
+    size_t bytes = 0;
+    for (const record::Extras& e : part_extras) bytes += record::EncodedSize(e);
+    encoded.resize(bytes);
+    views.reserve(part_extras.size());
+    char* at = encoded.data();
+    for (const record::Extras& e : part_extras) {
+      char* end = record::Encode(e, at);
+      views.emplace_back(at, static_cast<size_t>(end - at));
+      at = end;
+    }
+  }
+  return LoadPartitioned(records.size(), part_ids, part_rows, views, start, &timing);
+}
+
+absl::StatusOr<RecordData> Collection::GetRecord(uint64_t id, uint32_t parts) const {
+  SHOAL_RETURN_IF_ERROR(CheckParts(parts));
+  RecordData out;
+  SHOAL_RETURN_IF_ERROR(shards_[ShardOf(id, options_.shard_count)]->GetRecord(id, parts, &out));
+  return out;
+}
+
+absl::StatusOr<std::vector<std::optional<RecordData>>> Collection::GetRecords(
+    std::span<const uint64_t> ids, uint32_t parts) const {
+  SHOAL_RETURN_IF_ERROR(CheckParts(parts));
+  std::vector<std::optional<RecordData>> out(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    RecordData data;
+    absl::Status s = shards_[ShardOf(ids[i], options_.shard_count)]->GetRecord(ids[i], parts, &data);
+    if (s.ok()) {
+      out[i] = std::move(data);
+    } else if (!absl::IsNotFound(s)) {
+      return s;
+    }
+  }
+  return out;
+}
+
+}  // namespace shoal
