@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,10 @@
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "dataset/dataset_reader.h"
 #include "db/inspect.h"
 #include "version/filename.h"
@@ -38,6 +42,11 @@ ABSL_FLAG(uint32_t, shards, 0, "create: shard count (0 = one per core)");
 ABSL_FLAG(std::string, collection, "default", "the collection to use");
 ABSL_FLAG(bool, bulk, false, "load: build segments directly (BulkLoad) instead of PutBatch");
 ABSL_FLAG(uint32_t, batch, 10000, "load: vectors per PutBatch call");
+ABSL_FLAG(std::string, labels, "",
+          "load: a text file of labels, line i for vector i: unsigned integers separated by "
+          "spaces or commas (an empty line: none)");
+ABSL_FLAG(std::string, attributes, "",
+          "create: the collection's attribute names, separated by commas");
 ABSL_FLAG(uint64_t, first_id, 0, "load: id of the file's first vector (the rest follow)");
 ABSL_FLAG(uint64_t, max_rows, UINT64_MAX, "load/search: read at most this many vectors");
 ABSL_FLAG(std::string, query, "", "search: file of query vectors (any supported format)");
@@ -53,8 +62,10 @@ const char* kUsageText =
     "shoal: a sharded, durable, embedded vector database - command-line tool\n"
     "\n"
     "usage: shoal <command> [arguments] [flags]   (shoal <command> --help for its flags)\n"
-    "  create DIR --dim D [--metric l2|ip|cosine] [--shards N] [--collection NAME]\n"
-    "  load DIR FILE [--bulk] [--batch N] [--first_id N]   FILE: .fvecs .bvecs .fbin .u8bin .npy\n"
+    "  create DIR --dim D [--metric l2|ip|cosine] [--shards N] [--attributes a,b]\n"
+    "             [--collection NAME]\n"
+    "  load DIR FILE [--bulk] [--batch N] [--first_id N] [--labels FILE]\n"
+    "             FILE: .fvecs .bvecs .fbin .u8bin .npy; --labels: one line of labels a vector\n"
     "  search DIR --query FILE [-k 10] [--list_size 100]\n"
     "  stats DIR          collections, shards, segments, memtable and log bytes, deletes\n"
     "  verify DIR         checks every checksum; exit 3 when something is damaged\n"
@@ -95,6 +106,9 @@ int Create(const std::vector<char*>& args) {
   c.dim = absl::GetFlag(FLAGS_dim);
   c.metric = *metric;
   c.shard_count = absl::GetFlag(FLAGS_shards);
+  if (!absl::GetFlag(FLAGS_attributes).empty()) {
+    c.attributes = absl::StrSplit(absl::GetFlag(FLAGS_attributes), ',');
+  }
   shoal::Options options;
   auto db = shoal::DB::Open(options, args[1]);
   if (!db.ok()) return Fail(db.status(), "create");
@@ -106,6 +120,43 @@ int Create(const std::vector<char*>& args) {
   fmt::print("created collection '{}' in {}: dim {}, metric {}\n", name, args[1], c.dim,
              MetricName(c.metric));
   return kOk;
+}
+
+// The labels of `n` vectors from a text file: line i holds vector i's,
+// unsigned 32-bit integers separated by spaces or commas. Lines past the
+// n-th are ignored only when --max_rows cut the vectors short.
+absl::StatusOr<std::vector<std::vector<uint32_t>>> ReadLabels(const std::string& path,
+                                                             size_t n) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open labels file ", path));
+  std::vector<std::vector<uint32_t>> out;
+  out.reserve(n);
+  std::string line;
+  size_t line_number = 0;
+  while (std::getline(in, line)) {
+    ++line_number;
+    if (out.size() == n) {
+      if (absl::GetFlag(FLAGS_max_rows) != UINT64_MAX) break;
+      return absl::InvalidArgumentError(absl::StrCat(
+          "labels file ", path, " has more lines than the ", n, " vectors loaded"));
+    }
+    std::vector<uint32_t>& labels = out.emplace_back();
+    for (absl::string_view word : absl::StrSplit(line, absl::ByAnyChar(" ,\t\r"),
+                                                 absl::SkipEmpty())) {
+      uint32_t label = 0;
+      if (!absl::SimpleAtoi(word, &label)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("labels file ", path, " line ", line_number, ": '", word,
+                         "' is not an unsigned 32-bit integer"));
+      }
+      labels.push_back(label);
+    }
+  }
+  if (out.size() != n) {
+    return absl::InvalidArgumentError(absl::StrCat("labels file ", path, " has ", out.size(),
+                                                   " lines for ", n, " vectors"));
+  }
+  return out;
 }
 
 int Load(const std::vector<char*>& args) {
@@ -126,20 +177,42 @@ int Load(const std::vector<char*>& args) {
   }
   std::vector<uint64_t> ids(n);
   for (size_t i = 0; i < n; ++i) ids[i] = absl::GetFlag(FLAGS_first_id) + i;
+  std::vector<std::vector<uint32_t>> labels;
+  if (!absl::GetFlag(FLAGS_labels).empty()) {
+    absl::StatusOr<std::vector<std::vector<uint32_t>>> read =
+        ReadLabels(absl::GetFlag(FLAGS_labels), n);
+    if (!read.ok()) return Fail(read.status(), "load");
+    labels = std::move(read).value();
+  }
+  // Records when labels are given, else plain vectors.
+  std::vector<shoal::Record> records;
+  if (!labels.empty()) {
+    records.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      records[i].id = ids[i];
+      records[i].vector = std::span<const float>(data->data.data() + i * dim, dim);
+      records[i].labels = labels[i];
+    }
+  }
   const auto start = std::chrono::steady_clock::now();
   auto seconds = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
   if (absl::GetFlag(FLAGS_bulk)) {
-    absl::Status s = (*db)->BulkLoad(name, ids, data->data);
+    absl::Status s = records.empty() ? (*db)->BulkLoad(name, ids, data->data)
+                                     : (*db)->BulkLoad(name, records);
     if (!s.ok()) return Fail(s, "load");
   } else {
     const size_t batch = std::max<uint32_t>(1, absl::GetFlag(FLAGS_batch));
     for (size_t first = 0; first < n; first += batch) {
       const size_t count = std::min(batch, n - first);
-      absl::Status s = (*db)->PutBatch(
-          name, std::span<const uint64_t>(ids.data() + first, count),
-          std::span<const float>(data->data.data() + first * dim, count * dim));
+      absl::Status s =
+          records.empty()
+              ? (*db)->PutBatch(name, std::span<const uint64_t>(ids.data() + first, count),
+                                std::span<const float>(data->data.data() + first * dim,
+                                                       count * dim))
+              : (*db)->PutBatch(name,
+                                std::span<const shoal::Record>(records.data() + first, count));
       if (!s.ok()) return Fail(s, fmt::format("load (vectors {}..{})", first, first + count));
       fmt::print(stderr, "\rload: {}/{} vectors, {:.0f} vectors/s", first + count, n,
                  (first + count) / std::max(seconds(), 1e-9));
@@ -202,6 +275,16 @@ int Stats(const std::vector<char*>& args) {
                  s.live_vectors, 100 * s.DeadFraction(), s.SpaceAmplification(), s.deleted,
                  s.wal_files, s.wal_bytes);
     }
+    uint64_t labels = 0, attributes = 0, payloads = 0;
+    for (const shoal::ShardReport& s : c.shards) {
+      labels += s.segment_label_bytes;
+      attributes += s.segment_attribute_bytes;
+      payloads += s.segment_payload_bytes;
+    }
+    fmt::print("  attributes: {}; in segments: label bytes {}, attribute bytes {}, payload "
+               "bytes {} (memtable B counts the memtables' records whole)\n",
+               c.options.attributes.empty() ? "none" : absl::StrJoin(c.options.attributes, ","),
+               labels, attributes, payloads);
   }
   fmt::print("(live vecs: ids whose newest version is a vector; dead: stored vectors deleted or "
              "overwritten since, which merges drop; space amp: stored / live vectors; log bytes "
@@ -293,8 +376,8 @@ int main(int argc, char** argv) {
     const char* usage;
   };
   static const Command kCommands[] = {
-      {"create", Create, "shoal create DIR --dim D [--metric l2|ip|cosine] [--shards N] [--collection NAME]"},
-      {"load", Load, "shoal load DIR FILE [--bulk] [--batch N] [--first_id N] [--max_rows N] [--collection NAME]"},
+      {"create", Create, "shoal create DIR --dim D [--metric l2|ip|cosine] [--shards N] [--attributes a,b] [--collection NAME]"},
+      {"load", Load, "shoal load DIR FILE [--bulk] [--batch N] [--first_id N] [--max_rows N] [--labels FILE] [--collection NAME]"},
       {"search", Search, "shoal search DIR --query FILE [-k 10] [--list_size 100] [--collection NAME]"},
       {"stats", Stats, "shoal stats DIR"},
       {"verify", Verify, "shoal verify DIR   (exit 0: intact, 3: damage found)"},

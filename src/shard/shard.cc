@@ -72,6 +72,12 @@ ShardReport Shard::Report() const {
       report.segment_vectors += s.meta.vectors;
       report.deleted += s.meta.tombstones;
       if (s.meta.shared) report.shared_segments.push_back(s.meta.number);
+      if (!s.meta.shared || options_.index == 0) {
+        const Segment::RecordBytes b = s.segment->record_bytes();
+        report.segment_label_bytes += b.labels;
+        report.segment_attribute_bytes += b.attributes;
+        report.segment_payload_bytes += b.payloads;
+      }
     }
     // Live vectors: the ids whose newest entry, newest source first, is a
     // vector. The active memtable takes writes: read it under the lock.

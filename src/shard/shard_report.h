@@ -35,6 +35,12 @@ struct ShardReport {
                ? 0.0
                : static_cast<double>(stored_vectors - live_vectors) / stored_vectors;
   }
+  // Bytes of the segments' record regions (Segment::record_bytes): labels
+  // with their postings, attributes with their summaries, payloads with
+  // their index. A shared segment counts in shard 0's report only.
+  uint64_t segment_label_bytes = 0;
+  uint64_t segment_attribute_bytes = 0;
+  uint64_t segment_payload_bytes = 0;
   uint64_t wal_files = 0;
   uint64_t wal_bytes = 0;
 };
