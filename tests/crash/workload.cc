@@ -45,6 +45,9 @@ Options MakeOptions(const DbShape& shape, FsyncPolicy policy) {
   o.default_collection.shard_count = shape.shards;
   o.default_collection.graph.max_degree = 16;  // small graphs: quick flushes
   o.default_collection.graph.build_list_size = 32;
+  for (uint32_t a = 0; a < kAttributeCount; ++a) {
+    o.default_collection.attributes.push_back(absl::StrCat("a", a));
+  }
   o.fsync = policy;
   o.sync_interval_us = 10000;
   o.wal_file_bytes = shape.wal_file_bytes;
@@ -89,28 +92,81 @@ Op MakeOp(int thread, uint64_t seed) {
     op.ids.push_back(base + rng() % kIdsPerThread);
     if (op.kind != OpKind::kDelete) op.value_seeds.push_back(rng());
   }
+  op.records = op.kind != OpKind::kDelete && rng() % 2 == 0;
   return op;
+}
+
+RecordValue MakeRecordValue(uint32_t dim, uint64_t value_seed, bool with_parts) {
+  RecordValue r;
+  r.vector = Value(dim, value_seed);
+  if (!with_parts) return r;
+  std::mt19937_64 rng(value_seed ^ 0x9e3779b97f4a7c15ull);
+  if (rng() % 4 == 0) return r;  // a record without parts
+  const size_t labels = rng() % 9;
+  for (size_t i = 0; i < labels; ++i) r.labels.push_back(static_cast<uint32_t>(rng() % 1000));
+  std::sort(r.labels.begin(), r.labels.end());
+  r.labels.erase(std::unique(r.labels.begin(), r.labels.end()), r.labels.end());
+  for (uint32_t a = 0; a < kAttributeCount; ++a) {
+    if (rng() % 3 != 0) r.attributes.push_back({a, static_cast<int64_t>(rng())});
+  }
+  const size_t payload = rng() % 50 == 0 ? (100 << 10) : rng() % 3000;
+  r.payload.resize(payload);
+  for (char& c : r.payload) c = static_cast<char>(rng());
+  return r;
+}
+
+uint64_t RecordHash(std::span<const float> vector, std::span<const uint32_t> labels,
+                    std::span<const AttributeValue> attributes, std::string_view payload) {
+  std::string bytes(reinterpret_cast<const char*>(vector.data()), vector.size_bytes());
+  auto put = [&](uint64_t v) { bytes.append(reinterpret_cast<const char*>(&v), 8); };
+  put(labels.size());
+  for (uint32_t l : labels) put(l);
+  put(attributes.size());
+  for (const AttributeValue& a : attributes) {
+    put(a.attribute);
+    put(static_cast<uint64_t>(a.value));
+  }
+  put(payload.size());
+  bytes.append(payload);
+  const uint64_t h = Checksum64(bytes.data(), bytes.size());
+  return h == 0 ? 1 : h;
+}
+
+uint64_t ValueHash(uint32_t dim, uint64_t value_seed, bool with_parts) {
+  const RecordValue r = MakeRecordValue(dim, value_seed, with_parts);
+  return RecordHash(r.vector, r.labels, r.attributes, r.payload);
 }
 
 std::vector<float> Value(uint32_t dim, uint64_t value_seed) {
   return test::RandomVector(dim, value_seed);
 }
 
-uint64_t ValueHash(std::span<const float> v) {
-  const uint64_t h = Checksum64(v.data(), v.size_bytes());
-  return h == 0 ? 1 : h;
-}
 
 absl::Status RunCompact(DB& db) { return db.Compact(); }
 
 absl::Status RunOp(DB& db, const Op& op, uint32_t dim) {
   switch (op.kind) {
     case OpKind::kPut:
+      if (op.records) {
+        const RecordValue r = MakeRecordValue(dim, op.value_seeds[0], true);
+        return db.Put(r.View(op.ids[0]));
+      }
       return db.Put(op.ids[0], Value(dim, op.value_seeds[0]));
     case OpKind::kDelete:
       return db.Delete(op.ids[0]);
     case OpKind::kBatch:
     case OpKind::kBulkLoad: {
+      if (op.records) {
+        std::vector<RecordValue> values;
+        values.reserve(op.ids.size());
+        std::vector<Record> records;
+        for (size_t i = 0; i < op.ids.size(); ++i) {
+          values.push_back(MakeRecordValue(dim, op.value_seeds[i], true));
+        }
+        for (size_t i = 0; i < op.ids.size(); ++i) records.push_back(values[i].View(op.ids[i]));
+        if (op.kind == OpKind::kBatch) return db.PutBatch(records);
+        return db.BulkLoad(records);
+      }
       std::vector<float> rows;
       rows.reserve(op.ids.size() * dim);
       for (uint64_t s : op.value_seeds) {
@@ -127,7 +183,8 @@ absl::Status RunOp(DB& db, const Op& op, uint32_t dim) {
 std::map<uint32_t, Effect> EffectsByShard(const Op& op, uint32_t dim, uint32_t shards) {
   std::map<uint32_t, Effect> out;
   for (size_t i = 0; i < op.ids.size(); ++i) {
-    const uint64_t h = op.kind == OpKind::kDelete ? 0 : ValueHash(Value(dim, op.value_seeds[i]));
+    const uint64_t h =
+        op.kind == OpKind::kDelete ? 0 : ValueHash(dim, op.value_seeds[i], op.records);
     out[ShardOf(op.ids[i], shards)][op.ids[i]] = h;  // later copies overwrite
   }
   return out;
@@ -188,14 +245,16 @@ absl::Status CheckNoFileLeaked(DB& db, const std::string& path) {
 absl::StatusOr<Model> Observe(DB& db, uint32_t dim, uint64_t seed) {
   Model observed;
   for (uint64_t id = 0; id < kFirstUnusedId; ++id) {
-    absl::StatusOr<std::vector<float>> v = db.Get(id);
-    if (v.ok()) {
-      if (v->size() != dim) {
-        return absl::InternalError(absl::StrCat("Get(", id, ") has ", v->size(), " floats"));
+    absl::StatusOr<RecordData> r = db.GetRecord(id);
+    if (r.ok()) {
+      if (r->vector.size() != dim) {
+        return absl::InternalError(
+            absl::StrCat("GetRecord(", id, ") has ", r->vector.size(), " floats"));
       }
-      observed[id] = ValueHash(*v);
-    } else if (!absl::IsNotFound(v.status())) {
-      return absl::InternalError(absl::StrCat("Get(", id, ") -> ", v.status().ToString()));
+      observed[id] = RecordHash(r->vector, r->labels, r->attributes, r->payload);
+    } else if (!absl::IsNotFound(r.status())) {
+      return absl::InternalError(
+          absl::StrCat("GetRecord(", id, ") -> ", r.status().ToString()));
     }
   }
   std::mt19937_64 rng(seed);

@@ -19,6 +19,7 @@
 #include <map>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -66,6 +67,10 @@ struct Op {
   OpKind kind = OpKind::kPut;
   std::vector<uint64_t> ids;
   std::vector<uint64_t> value_seeds;  // one per id; empty for kDelete
+  // Written as records (DB::Put(Record), PutBatch/BulkLoad of records),
+  // each with the labels, attributes and payload its seed gives (some
+  // none); else as plain vectors.
+  bool records = false;
 };
 Op MakeOp(int thread, uint64_t seed);
 absl::Status RunOp(DB& db, const Op& op, uint32_t dim);
@@ -75,7 +80,25 @@ absl::Status RunOp(DB& db, const Op& op, uint32_t dim);
 absl::Status RunCompact(DB& db);
 
 std::vector<float> Value(uint32_t dim, uint64_t value_seed);
-uint64_t ValueHash(std::span<const float> v);  // never 0
+// The record a value seed stands for: Value's vector and, when
+// `with_parts`, labels, attributes and a payload drawn from the seed (a
+// quarter of the seeds draw none; a few draw a payload of 100 KiB). Labels
+// and attributes are canonical (as GetRecord returns them).
+struct RecordValue {
+  std::vector<float> vector;
+  std::vector<uint32_t> labels;
+  std::vector<AttributeValue> attributes;
+  std::string payload;
+  Record View(uint64_t id) const { return Record{id, vector, labels, attributes, payload}; }
+};
+RecordValue MakeRecordValue(uint32_t dim, uint64_t value_seed, bool with_parts);
+// The attributes the loops' collections declare.
+inline constexpr uint32_t kAttributeCount = 3;
+// A hash of every part of a record (never 0): a record torn between its
+// parts hashes to something else.
+uint64_t RecordHash(std::span<const float> vector, std::span<const uint32_t> labels,
+                    std::span<const AttributeValue> attributes, std::string_view payload);
+uint64_t ValueHash(uint32_t dim, uint64_t value_seed, bool with_parts);
 
 // id -> value hash; absent ids are not in the map.
 using Model = std::unordered_map<uint64_t, uint64_t>;
@@ -89,7 +112,7 @@ inline uint64_t HashOf(const Model& m, uint64_t id) {
   return it == m.end() ? 0 : it->second;
 }
 
-// Reads every id a writer may own with Get, and checks that a sample of
+// Reads every id a writer may own with GetRecord (every part), and checks that a sample of
 // never-written ids is NotFound and that Search returns only live ids, in
 // order, without repeats.
 absl::StatusOr<Model> Observe(DB& db, uint32_t dim, uint64_t seed);
