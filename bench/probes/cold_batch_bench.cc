@@ -11,6 +11,12 @@
 //
 //   ./build/bench/cold_batch_bench --dim 128 --batch 10000 --runs 5
 //   ./build/bench/cold_batch_bench --dim 384 --metric cosine
+//   ./build/bench/cold_batch_bench --records   (issue 43)
+//
+// With --records each vector is a record with --labels labels, 2
+// attributes and a --payload-byte payload (DB::PutBatch of Records), and
+// the raw write() writes the same bytes: each record's id, vector, labels,
+// attributes (index and value) and payload.
 //
 // Figures: docs/performance-history.md, "The log written through the file, rows read
 // in place" and "A large record written and hashed in runs" (issue 19).
@@ -24,6 +30,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -37,6 +44,9 @@ ABSL_FLAG(size_t, batch, 10000, "vectors a PutBatch call");
 ABSL_FLAG(std::string, metric, "l2", "l2 or cosine");
 ABSL_FLAG(uint32_t, shards, 2, "shards of the collection");
 ABSL_FLAG(int, runs, 3, "runs");
+ABSL_FLAG(bool, records, false, "write records (labels, attributes, payload), not vectors");
+ABSL_FLAG(uint32_t, labels, 4, "--records: labels a record");
+ABSL_FLAG(size_t, payload, 200, "--records: payload bytes a record");
 ABSL_FLAG(size_t, wal_file_bytes, shoal::Options{}.wal_file_bytes, "Options::wal_file_bytes");
 
 namespace {
@@ -78,19 +88,67 @@ int main(int argc, char** argv) {
     state = state * 1664525u + 1013904223u;
     x = static_cast<float>(state >> 8) * (1.0f / 16777216.0f) - 0.5f;
   }
-  const double mb = static_cast<double>(rows.size() * sizeof(float)) / 1e6;
-  std::printf("%zu vectors x %u-d (%s), PutBatch(%zu), %u shards, under %s\n", n, dim,
-              absl::GetFlag(FLAGS_metric).c_str(), batch, absl::GetFlag(FLAGS_shards), dir.c_str());
+  // --records: each record's parts, and the same bytes laid out flat for
+  // the raw write().
+  const bool with_records = absl::GetFlag(FLAGS_records);
+  const uint32_t label_count = absl::GetFlag(FLAGS_labels);
+  const size_t payload_bytes = absl::GetFlag(FLAGS_payload);
+  std::vector<uint32_t> labels;
+  std::vector<shoal::AttributeValue> attributes;
+  std::string payloads;
+  std::string flat;
+  if (with_records) {
+    labels.resize(n * label_count);
+    attributes.resize(n * 2);
+    payloads.resize(n * payload_bytes);
+    for (size_t i = 0; i < n; ++i) {
+      for (uint32_t l = 0; l < label_count; ++l) {
+        labels[i * label_count + l] = static_cast<uint32_t>(l * 1000 + i % 1000);
+      }
+      attributes[2 * i] = {0, static_cast<int64_t>(1700000000 + i)};
+      attributes[2 * i + 1] = {1, static_cast<int64_t>(i % 100000)};
+    }
+    for (char& c : payloads) {
+      state = state * 1664525u + 1013904223u;
+      c = static_cast<char>(state >> 24);
+    }
+    const size_t record_bytes = 8 + dim * 4 + label_count * 4 + 2 * 12 + payload_bytes;
+    flat.reserve(n * record_bytes);
+    for (size_t i = 0; i < n; ++i) {
+      const uint64_t id = i;
+      flat.append(reinterpret_cast<const char*>(&id), 8);
+      flat.append(reinterpret_cast<const char*>(rows.data() + i * dim), dim * 4);
+      flat.append(reinterpret_cast<const char*>(labels.data() + i * label_count),
+                  label_count * 4);
+      for (int a = 0; a < 2; ++a) {
+        flat.append(reinterpret_cast<const char*>(&attributes[2 * i + a].attribute), 4);
+        flat.append(reinterpret_cast<const char*>(&attributes[2 * i + a].value), 8);
+      }
+      flat.append(payloads.data() + i * payload_bytes, payload_bytes);
+    }
+  }
+  const double mb = static_cast<double>(with_records ? flat.size()
+                                                     : rows.size() * sizeof(float)) / 1e6;
+  std::printf("%zu %s x %u-d (%s), PutBatch(%zu), %u shards, under %s\n", n,
+              with_records ? "records" : "vectors", dim, absl::GetFlag(FLAGS_metric).c_str(),
+              batch, absl::GetFlag(FLAGS_shards), dir.c_str());
+  if (with_records) {
+    std::printf("each record: %u labels, 2 attributes, %zu payload bytes (%zu bytes in all)\n",
+                label_count, payload_bytes, flat.size() / n);
+  }
   for (int run = 0; run < absl::GetFlag(FLAGS_runs); ++run) {
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
-    const double raw = RawWrite(dir + "/raw", reinterpret_cast<const char*>(rows.data()),
+    const double raw =
+        with_records ? RawWrite(dir + "/raw", flat.data(), flat.size())
+                     : RawWrite(dir + "/raw", reinterpret_cast<const char*>(rows.data()),
                                 rows.size() * sizeof(float));
     shoal::Options o;
     o.default_collection.dim = dim;
     o.default_collection.shard_count = absl::GetFlag(FLAGS_shards);
     if (absl::GetFlag(FLAGS_metric) == "cosine") o.default_collection.metric = shoal::Metric::kCosine;
-    o.memtable_bytes = rows.size() * sizeof(float) * 2;  // never flushes
+    o.memtable_bytes = (rows.size() * sizeof(float) + flat.size()) * 2;  // never flushes
+    if (with_records) o.default_collection.attributes = {"timestamp", "price_cents"};
     o.fsync = shoal::FsyncPolicy::kNever;
     o.wal_file_bytes = absl::GetFlag(FLAGS_wal_file_bytes);
     absl::StatusOr<std::unique_ptr<shoal::DB>> db = shoal::DB::Open(o, dir + "/db");
@@ -99,13 +157,27 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::vector<uint64_t> ids(batch);
+    std::vector<shoal::Record> records(with_records ? batch : 0);
     const auto start = std::chrono::steady_clock::now();
     for (size_t first = 0; first < n; first += batch) {
       const size_t count = std::min(batch, n - first);
       for (size_t i = 0; i < count; ++i) ids[i] = first + i;
-      absl::Status s = (*db)->PutBatch(
-          std::span<const uint64_t>(ids.data(), count),
-          std::span<const float>(rows.data() + first * dim, count * dim));
+      if (with_records) {
+        // Building the views is the caller's work: timed with the call.
+        for (size_t i = 0; i < count; ++i) {
+          const size_t r = first + i;
+          records[i] = shoal::Record{
+              r, std::span<const float>(rows.data() + r * dim, dim),
+              std::span<const uint32_t>(labels.data() + r * label_count, label_count),
+              std::span<const shoal::AttributeValue>(attributes.data() + 2 * r, 2),
+              std::string_view(payloads.data() + r * payload_bytes, payload_bytes)};
+        }
+      }
+      absl::Status s =
+          with_records
+              ? (*db)->PutBatch(std::span<const shoal::Record>(records.data(), count))
+              : (*db)->PutBatch(std::span<const uint64_t>(ids.data(), count),
+                                std::span<const float>(rows.data() + first * dim, count * dim));
       if (!s.ok()) {
         std::fprintf(stderr, "%s\n", s.ToString().c_str());
         return 1;
