@@ -24,7 +24,8 @@ MemTable::MemTable(uint32_t dim, size_t block_bytes, bool preallocate,
 void MemTable::Reserve(size_t n) { index_.reserve(index_.size() + n); }
 
 void MemTable::Put(uint64_t id, const float* vector, std::string_view extras) {
-  AddSlot(id, arena_.row(arena_.Append(vector)), extras_arena_.Copy(extras));
+  AddSlot(id, arena_.row(arena_.Append(vector)),
+          extras.empty() ? std::string_view() : extras_arena_.Copy(extras));
 }
 
 void MemTable::PutInPlace(uint64_t id, const float* vector, std::string_view extras) {
