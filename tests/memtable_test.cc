@@ -7,11 +7,14 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "distance/distance.h"
 #include "gtest/gtest.h"
 #include "memtable/memtable.h"
+#include "record/record_format.h"
 #include "testutil/temp_dir.h"
 #include "util/top_k.h"
 
@@ -112,6 +115,104 @@ TEST(MemTableTest, KeepAliveHoldsTheRowsOwner) {
   const float* got = nullptr;
   ASSERT_EQ(m.Get(42, &got), MemTable::Lookup::kFound);
   EXPECT_TRUE(std::equal(expected.begin(), expected.end(), got));
+}
+
+// Record extras (encoded parts beside the vector) for the tests below.
+std::string Extras(uint32_t label, std::string_view payload) {
+  std::string out;
+  const uint32_t labels[] = {label};
+  record::AppendEncoded({labels, {}, payload}, &out);
+  return out;
+}
+
+std::string_view ExtrasOf(const MemTable& m, uint64_t id) {
+  const float* v = nullptr;
+  std::string_view extras = "unset";
+  EXPECT_EQ(m.Get(id, &v, &extras), MemTable::Lookup::kFound) << id;
+  return extras;
+}
+
+TEST(MemTableTest, ExtrasAreKeptCopiedOrInPlaceAndAPutWithoutThemHasNone) {
+  MemTable m(kDim, 4096, false, 0);
+  const std::vector<float> rows = test::RandomVectors(4, kDim, 3);
+  std::string extras = Extras(7, "a document");
+  m.Put(1, rows.data());  // before any extras: no array yet
+  EXPECT_FALSE(m.has_extras());
+  m.Put(2, rows.data() + kDim, extras);
+  EXPECT_TRUE(m.has_extras());
+  const std::string expected = extras;
+  extras.assign(extras.size(), 'x');  // Put copied them
+  auto kept = std::make_shared<std::string>(Extras(8, std::string(100000, 'p')));
+  m.KeepAlive(kept);
+  m.PutInPlace(3, rows.data() + 2 * kDim, *kept);
+  m.Put(4, rows.data() + 3 * kDim);
+
+  EXPECT_EQ(ExtrasOf(m, 1), "");
+  EXPECT_EQ(ExtrasOf(m, 2), expected);
+  EXPECT_EQ(ExtrasOf(m, 3).data(), kept->data());  // read in place
+  EXPECT_EQ(ExtrasOf(m, 4), "");
+  record::ExtrasView view;
+  ASSERT_TRUE(record::Parse(ExtrasOf(m, 2), &view).ok());
+  EXPECT_EQ(view.payload(), "a document");
+}
+
+TEST(MemTableTest, LaterPutReplacesTheExtrasAndDeleteRemovesThem) {
+  MemTable m(kDim, 4096, false, 0);
+  const std::vector<float> row = test::RandomVector(kDim, 1);
+  m.Put(5, row.data(), Extras(1, "old"));
+  m.Put(5, row.data(), Extras(2, "new"));
+  EXPECT_EQ(ExtrasOf(m, 5), Extras(2, "new"));
+  m.Put(5, row.data());  // a put without parts replaces the whole record
+  EXPECT_EQ(ExtrasOf(m, 5), "");
+  m.Put(5, row.data(), Extras(3, "again"));
+  m.Delete(5);
+  const float* v = nullptr;
+  std::string_view extras = "unset";
+  EXPECT_EQ(m.Get(5, &v, &extras), MemTable::Lookup::kDeleted);
+  EXPECT_EQ(extras, "");
+
+  // ForEachRecord hands out the newest extras of each live id.
+  m.Put(6, row.data(), Extras(6, "six"));
+  m.Put(7, row.data());
+  std::map<uint64_t, std::string> seen;
+  size_t tombstones = 0;
+  m.ForEachRecord([&](uint64_t id, const float*, std::string_view e) { seen[id] = e; },
+                  [&](uint64_t) { ++tombstones; });
+  EXPECT_EQ(seen, (std::map<uint64_t, std::string>{{6, Extras(6, "six")}, {7, ""}}));
+  EXPECT_EQ(tombstones, 1u);
+}
+
+TEST(MemTableTest, DataBytesAndMemoryUsageCountTheExtras) {
+  MemTable plain(kDim, 4096, false, 0), with(kDim, 4096, false, 0);
+  const std::vector<float> row = test::RandomVector(kDim, 1);
+  const std::string big = Extras(1, std::string(200000, 'b'));
+  for (uint64_t id = 0; id < 10; ++id) {
+    plain.Put(id, row.data());
+    with.Put(id, row.data(), big);
+  }
+  EXPECT_EQ(with.DataBytes(), plain.DataBytes() + 10 * big.size());
+  EXPECT_GE(with.ApproximateMemoryUsage(), plain.ApproximateMemoryUsage() + 10 * big.size());
+  // A replaced record's bytes stay counted until the memtable is flushed.
+  with.Put(3, row.data());
+  EXPECT_EQ(with.DataBytes(), plain.DataBytes() + 10 * big.size() + kDim * 4);
+}
+
+// The memtable's rows (from a ForEach without extras) are unchanged by
+// ForEachRecord on a memtable that never had any.
+TEST(MemTableTest, ForEachRecordWithoutExtrasGivesEmptyOnes) {
+  MemTable m(kDim, 4096, false, 0);
+  const std::vector<float> row = test::RandomVector(kDim, 1);
+  m.Put(1, row.data());
+  size_t live = 0;
+  m.ForEachRecord(
+      [&](uint64_t id, const float* v, std::string_view e) {
+        ++live;
+        EXPECT_EQ(id, 1u);
+        EXPECT_TRUE(std::equal(row.begin(), row.end(), v));
+        EXPECT_TRUE(e.empty());
+      },
+      [](uint64_t) {});
+  EXPECT_EQ(live, 1u);
 }
 
 }  // namespace

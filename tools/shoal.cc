@@ -29,6 +29,7 @@
 #include "db/inspect.h"
 #include "version/filename.h"
 #include "fmt/format.h"
+#include "record/record_format.h"
 #include "shoal/shoal.h"
 #include "util/coding.h"
 #include "util/file_system.h"
@@ -305,6 +306,34 @@ int Verify(const std::vector<char*>& args) {
   return report->ok() ? kOk : kDamaged;
 }
 
+// dump-wal's lines for a kPutRecords record: each op's labels, attributes
+// and payload size, with a printable prefix of the payload (the first 8 ops).
+void PrintExtras(const shoal::wal::RecordView& r) {
+  std::string_view rest = r.extras;  // checked by the reader
+  for (uint32_t i = 0; i < std::min<uint32_t>(r.count, 8); ++i) {
+    shoal::record::ExtrasView e;
+    size_t size = 0;
+    if (!shoal::record::Parse(rest, &e, &size).ok()) return;
+    rest.remove_prefix(size);
+    std::string labels, attributes, prefix;
+    for (size_t j = 0; j < e.label_count(); ++j) {
+      labels += fmt::format("{}{}", j == 0 ? "" : " ", e.label(j));
+    }
+    for (size_t j = 0; j < e.attribute_count(); ++j) {
+      const shoal::AttributeValue a = e.attribute(j);
+      attributes += fmt::format("{}{}={}", j == 0 ? "" : " ", a.attribute, a.value);
+    }
+    constexpr size_t kPrefix = 24;
+    for (char c : e.payload().substr(0, kPrefix)) {
+      prefix += (c >= 0x20 && c < 0x7f) ? c : '.';
+    }
+    fmt::print("    id {:>10}  labels [{}]  attributes [{}]  payload {} bytes \"{}{}\"\n",
+               shoal::DecodeFixed64(r.ids + size_t{i} * 8), labels, attributes,
+               e.payload().size(), prefix, e.payload().size() > kPrefix ? "..." : "");
+  }
+  if (r.count > 8) fmt::print("    ...\n");
+}
+
 int DumpWal(const std::vector<char*>& args) {
   if (args.size() != 2) return kUsage;
   const std::string path = args[1];
@@ -325,7 +354,8 @@ int DumpWal(const std::vector<char*>& args) {
   for (size_t off = kFileHeaderSize; off + kRecordHeaderSize <= bytes->size();) {
     const char* h = bytes->data() + off;
     const uint32_t length = shoal::DecodeFixed32(h + 8);
-    if (static_cast<uint8_t>(h[12]) == static_cast<uint8_t>(RecordType::kPut)) {
+    if (static_cast<uint8_t>(h[12]) == static_cast<uint8_t>(RecordType::kPut) ||
+        static_cast<uint8_t>(h[12]) == static_cast<uint8_t>(RecordType::kPutRecords)) {
       dim = shoal::DecodeFixed32(h + 28);
       break;
     }
@@ -336,10 +366,11 @@ int DumpWal(const std::vector<char*>& args) {
   uint64_t records = 0;
   absl::StatusOr<ReadResult> result = ReadWalFile(
       *bytes, path, shard, number, dim, [&](const RecordView& r) {
-        const char* type = r.type == RecordType::kPut      ? "put"
-                           : r.type == RecordType::kDelete ? "delete"
-                           : r.type == RecordType::kBarrier ? "barrier"
-                                                           : "other";
+        const char* type = r.type == RecordType::kPut          ? "put"
+                           : r.type == RecordType::kPutRecords ? "records"
+                           : r.type == RecordType::kDelete     ? "delete"
+                           : r.type == RecordType::kBarrier    ? "barrier"
+                                                               : "other";
         std::string ids;
         for (uint32_t i = 0; i < std::min<uint32_t>(r.count, 8) && r.type != RecordType::kBarrier;
              ++i) {
@@ -348,6 +379,7 @@ int DumpWal(const std::vector<char*>& args) {
         if (r.count > 8 && r.type != RecordType::kBarrier) ids += " ...";
         fmt::print("offset {:>10}  {:<7} seq {:>10}  count {:>6}  dim {:>4}  ids:{}\n", r.offset,
                    type, r.sequence, r.count, r.dim, ids);
+        if (r.type == RecordType::kPutRecords) PrintExtras(r);
         ++records;
         return absl::OkStatus();
       });

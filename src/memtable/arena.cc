@@ -69,4 +69,27 @@ void Arena::Preallocate(size_t rows) {
   while (blocks_.size() * rows_per_block_ < rows) AddBlock(true);
 }
 
+std::string_view ByteArena::Copy(std::string_view bytes) {
+  if (bytes.empty()) return {};
+  char* out;
+  if (bytes.size() > kBlockBytes / 4) {
+    // A long string alone: the current block's free space stays for short ones.
+    blocks_.emplace_back(new char[bytes.size()]);
+    allocated_ += bytes.size();
+    out = blocks_.back().get();
+  } else {
+    if (left_ < bytes.size()) {
+      blocks_.emplace_back(new char[kBlockBytes]);
+      allocated_ += kBlockBytes;
+      next_ = blocks_.back().get();
+      left_ = kBlockBytes;
+    }
+    out = next_;
+    next_ += bytes.size();
+    left_ -= bytes.size();
+  }
+  std::memcpy(out, bytes.data(), bytes.size());
+  return std::string_view(out, bytes.size());
+}
+
 }  // namespace shoal

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "util/background_worker.h"
@@ -61,6 +62,25 @@ class Arena {
   std::vector<std::unique_ptr<float[], FreeDeleter>> blocks_;
   BackgroundWorker* const prefaulter_;
   std::shared_ptr<Spare> spare_;
+};
+
+// Byte strings of any length (a memtable's record extras), copied into
+// blocks of kBlockBytes (a longer string gets a block of its own). Copies
+// never move. Not thread-safe.
+class ByteArena {
+ public:
+  static constexpr size_t kBlockBytes = size_t{64} << 10;
+
+  // Copies `bytes`; returns the copy (empty for empty bytes).
+  std::string_view Copy(std::string_view bytes);
+  // Bytes of the blocks allocated.
+  size_t MemoryUsage() const { return allocated_; }
+
+ private:
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  char* next_ = nullptr;  // free space in the last block of kBlockBytes
+  size_t left_ = 0;
+  size_t allocated_ = 0;
 };
 
 }  // namespace shoal

@@ -24,19 +24,26 @@ MemTable::MemTable(uint32_t dim, size_t block_bytes, bool preallocate,
 void MemTable::Reserve(size_t n) { index_.reserve(index_.size() + n); }
 
 void MemTable::Put(uint64_t id, const float* vector, std::string_view extras) {
-  AddSlot(id, arena_.row(arena_.Append(vector)));
+  AddSlot(id, arena_.row(arena_.Append(vector)),
+          extras.empty() ? std::string_view() : extras_arena_.Copy(extras));
 }
 
 void MemTable::PutInPlace(uint64_t id, const float* vector, std::string_view extras) {
-  AddSlot(id, vector);
+  AddSlot(id, vector, extras);
 }
 
 void MemTable::KeepAlive(std::shared_ptr<const void> owner) {
   if (owners_.empty() || owners_.back() != owner) owners_.push_back(std::move(owner));
 }
 
-void MemTable::AddSlot(uint64_t id, const float* row) {
+void MemTable::AddSlot(uint64_t id, const float* row, std::string_view extras) {
   const uint32_t slot = static_cast<uint32_t>(slot_rows_.size());
+  if (!extras.empty() || !slot_extras_.empty()) {
+    // The first slot with extras creates the array for all the slots.
+    slot_extras_.resize(slot);
+    slot_extras_.push_back(extras);
+    extras_bytes_ += extras.size();
+  }
   slot_rows_.push_back(row);
   slot_ids_.push_back(id);
   slot_live_.push_back(1);
@@ -71,6 +78,7 @@ MemTable::Lookup MemTable::Get(uint64_t id, const float** vector,
   if (it == index_.end()) return Lookup::kAbsent;
   if (it->second == kTombstone) return Lookup::kDeleted;
   *vector = slot_rows_[it->second];
+  if (extras != nullptr && !slot_extras_.empty()) *extras = slot_extras_[it->second];
   return Lookup::kFound;
 }
 
@@ -101,7 +109,8 @@ void MemTable::Search(Metric metric, const float* query, TopK* top,
 size_t MemTable::ApproximateMemoryUsage() const {
   return arena_.MemoryUsage() + slot_rows_.capacity() * sizeof(const float*) +
          slot_ids_.capacity() * sizeof(uint64_t) +
-         slot_live_.capacity() + index_.capacity() * (sizeof(uint64_t) + sizeof(uint32_t) + 1);
+         slot_live_.capacity() + index_.capacity() * (sizeof(uint64_t) + sizeof(uint32_t) + 1) +
+         slot_extras_.capacity() * sizeof(std::string_view) + extras_arena_.MemoryUsage();
 }
 
 }  // namespace shoal

@@ -4,7 +4,9 @@
 // place where the caller keeps them, such as a log file's read-only view),
 // an id -> slot index, and tombstones for deleted ids. The newest write of
 // an id wins; the slot of an overwritten or deleted vector is marked dead
-// and skipped by searches.
+// and skipped by searches. A record's other parts (its "extras", encoded as
+// record/record_format.h says) are kept per slot beside the vector; a
+// memtable none of whose puts had any keeps no array for them.
 // Search is exact (a scan with the SIMD kernels).
 //
 // Thread-safety: none inside. The shard serializes writers and lets readers
@@ -79,6 +81,27 @@ class MemTable {
       }
     }
   }
+  // As ForEach, with each live id's extras (std::string_view, encoded;
+  // empty: none; valid while the memtable lives and takes no write):
+  // live(id, vector, extras), tombstone(id). What a flush writes records
+  // from.
+  template <typename LiveFn, typename TombstoneFn>
+  void ForEachRecord(LiveFn&& live, TombstoneFn&& tombstone) const {
+    if (slot_extras_.empty()) {
+      ForEach([&](uint64_t id, const float* row) { live(id, row, std::string_view()); },
+              tombstone);
+      return;
+    }
+    for (const auto& [id, slot] : index_) {
+      if (slot == kTombstone) {
+        tombstone(id);
+      } else {
+        live(id, slot_rows_[slot], slot_extras_[slot]);
+      }
+    }
+  }
+  // Whether any put (live or not) had extras.
+  bool has_extras() const { return !slot_extras_.empty(); }
 
   // As ForEach, with each live record's encoded other parts (empty: none).
   // PLACEHOLDER until the memtable keeps them.
@@ -92,20 +115,23 @@ class MemTable {
   bool empty() const { return index_.empty(); }
   size_t live_count() const { return live_count_; }
   size_t tombstone_count() const { return tombstone_count_; }
-  // Bytes of data written: rows (including dead ones) and index entries.
-  // What memtable_bytes is compared with (preallocated space does not count).
+  // Bytes of data written: rows and extras (including dead ones) and index
+  // entries. What memtable_bytes is compared with (preallocated space does
+  // not count), so that large payloads make a memtable full too.
   size_t DataBytes() const {
-    return slot_rows_.size() * size_t{dim_} * sizeof(float) + index_.size() * 16;
+    return slot_rows_.size() * size_t{dim_} * sizeof(float) + index_.size() * 16 +
+           extras_bytes_;
   }
-  // Bytes held: arena blocks, slot arrays and the index (not the rows read
-  // in place: their owner holds them).
+  // Bytes held: arena blocks (rows and extras), slot arrays and the index
+  // (not the rows and extras read in place: their owner holds them).
   size_t ApproximateMemoryUsage() const;
 
  private:
   static constexpr uint32_t kTombstone = UINT32_MAX;
 
-  // Adds a slot for `id` whose floats are at `row`.
-  void AddSlot(uint64_t id, const float* row);
+  // Adds a slot for `id` whose floats are at `row` and extras at `extras`
+  // (where they stay).
+  void AddSlot(uint64_t id, const float* row, std::string_view extras);
 
   const uint32_t dim_;
   Arena arena_;
@@ -113,6 +139,11 @@ class MemTable {
   std::vector<const float*> slot_rows_;  // slot -> its floats
   std::vector<uint64_t> slot_ids_;  // slot -> id
   std::vector<uint8_t> slot_live_;  // slot -> 1 when it holds the newest copy
+  // slot -> its extras (empty: none). Empty until the first put with
+  // extras, then as long as slot_rows_: puts without any cost nothing.
+  std::vector<std::string_view> slot_extras_;
+  ByteArena extras_arena_;   // Put's copies of extras
+  size_t extras_bytes_ = 0;  // sum of the slots' extras sizes
   absl::flat_hash_map<uint64_t, uint32_t> index_;  // id -> slot or kTombstone
   size_t live_count_ = 0;
   size_t tombstone_count_ = 0;

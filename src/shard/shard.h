@@ -270,6 +270,21 @@ class Shard {
   static size_t RowsPerRecord(size_t dim) {
     return std::max<size_t>(1, kMaxRecordPayload / (sizeof(uint64_t) + dim * sizeof(float)));
   }
+  // How many of the first records of `extras` (at least one) one kPutRecords
+  // record takes: as many as keep its payload within kMaxRecordPayload.
+  // Sets *extras_bytes to their extras' encoded bytes.
+  static size_t RecordsPerRecord(std::span<const record::Extras> extras, size_t dim,
+                                 size_t* extras_bytes);
+  // The payload of the put record of `count` rows with `extras` (none:
+  // kPut; else kPutRecords, each row's extras after the rows).
+  static size_t PutsPayloadSize(size_t count, size_t dim,
+                                std::span<const record::Extras> extras);
+  // Whether no record of `extras` has any part: then they are written as
+  // plain puts (kPut), which keep every fast path of vectors.
+  static bool NoneHasParts(std::span<const record::Extras> extras);
+  static wal::RecordType PutsType(std::span<const record::Extras> extras) {
+    return extras.empty() ? wal::RecordType::kPut : wal::RecordType::kPutRecords;
+  }
   // Writers wait while this many memtables wait to be flushed: memory stays
   // bounded when writes outpace graph builds.
   static constexpr size_t kMaxFrozen = 2;
@@ -365,25 +380,40 @@ class Shard {
   // log pages: for a writer that does not leave a core to the prefaulter);
   // else copied through the mapping (a system call costs more than a small
   // copy, and the prefaulter zero-fills the pages ahead on another core).
+  // With `extras` (one per id; empty: none) the record is a kPutRecords,
+  // always copied through the mapping.
   absl::Status BeginPuts(std::span<const uint64_t> ids, std::span<const float* const> rows,
-                         bool write_through) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+                         std::span<const record::Extras> extras, bool write_through)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   static constexpr size_t kWriteThroughBytes = size_t{64} << 10;
   // Appends the puts (one record per RowsPerRecord rows) and applies them.
   // With timing, adds the microseconds spent in the log and the memtable to
   // *wal_us and *memtable_us.
+  // With `extras` (one per id), kPutRecords records, as many rows each as
+  // RecordsPerRecord allows.
   absl::StatusOr<uint64_t> AppendPut(std::span<const uint64_t> ids,
-                                     std::span<const float* const> rows, timing::Scope* timing,
-                                     int64_t* wal_us, int64_t* memtable_us)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // A put record's payload (wal_format.h): the ids, then the rows.
+                                     std::span<const float* const> rows,
+                                     std::span<const record::Extras> extras,
+                                     timing::Scope* timing, int64_t* wal_us,
+                                     int64_t* memtable_us) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A put record's payload (wal_format.h): the ids, then the rows, then
+  // (kPutRecords) each row's extras.
   void EncodePuts(std::span<const uint64_t> ids, std::span<const float* const> rows,
-                  char* payload) const;
+                  std::span<const record::Extras> extras, char* payload) const;
   // Applies puts whose record was finished: they take the next sequence
   // numbers and go into the active memtable.
   // With `logged` (LoggedRowsLocked), the memtable reads the rows there, in
   // the log, instead of copying `rows`.
+  // With `extras` (the record was a kPutRecords), each row's extras go in
+  // too: read in the log beside the rows there, else copied from the record
+  // just finished (WalWriter::last_record).
   void ApplyPutsLocked(std::span<const uint64_t> ids, std::span<const float* const> rows,
-                       const float* logged) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+                       std::span<const record::Extras> extras, const float* logged)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // ApplyPutsLocked's memtable inserts for a kPutRecords record.
+  void ApplyRecordsLocked(std::span<const uint64_t> ids, std::span<const float* const> rows,
+                          std::span<const record::Extras> extras, const float* logged)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The rows of the put record of `count` vectors finished last, where its
   // log file's view keeps them readable (the active memtable then holds the
   // view), or null when the log keeps no view (direct I/O, a disk) or the

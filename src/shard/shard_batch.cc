@@ -44,16 +44,34 @@ absl::Status Shard::PutAcross(std::span<const BatchPart> parts, ThreadPool* pool
   if (parts.empty()) return absl::OkStatus();
   const ShardOptions& options = parts.front().shard->options_;
   const size_t dim = options.collection.dim;
+  // Parts whose records have no parts beyond their vectors are plain puts.
+  std::vector<BatchPart> plain;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (!parts[i].extras.empty() && NoneHasParts(parts[i].extras)) {
+      if (plain.empty()) plain.assign(parts.begin(), parts.end());
+      plain[i].extras = {};
+    }
+  }
+  if (!plain.empty()) parts = plain;
   size_t floats = 0;
   bool one_record_each = true;
   for (const BatchPart& p : parts) {
+    if (!p.extras.empty() && p.extras.size() != p.ids.size()) {
+      return absl::InvalidArgumentError("a batch part's ids and extras differ in length");
+    }
     floats += p.ids.size() * dim;
-    one_record_each &= p.ids.size() <= RowsPerRecord(dim);
+    size_t extras_bytes;
+    one_record_each &= p.extras.empty()
+                           ? p.ids.size() <= RowsPerRecord(dim)
+                           : RecordsPerRecord(p.extras, dim, &extras_bytes) == p.ids.size();
   }
   if (!one_record_each) {
-    // Parts over kMaxRecordPayload take several records each: written part
-    // by part (docs/guarantees.md names this exception).
-    for (const BatchPart& p : parts) SHOAL_RETURN_IF_ERROR(p.shard->Put(p.ids, p.rows));
+    // Parts over kMaxRecordPayload (their extras counted) take several
+    // records each: written part by part (docs/guarantees.md names this
+    // exception).
+    for (const BatchPart& p : parts) {
+      SHOAL_RETURN_IF_ERROR(p.shard->Put(p.ids, p.rows, p.extras));
+    }
     return absl::OkStatus();
   }
   if (floats < kParallelFloats) pool = nullptr;
@@ -103,7 +121,7 @@ absl::Status Shard::PutAcross(std::span<const BatchPart> parts, ThreadPool* pool
   std::vector<absl::Status> begun(parts.size());
   for_each_part([&](size_t i) {
     const BatchPart& p = parts[i];
-    begun[i] = p.shard->BeginPuts(p.ids, p.rows, /*write_through=*/pool != nullptr);
+    begun[i] = p.shard->BeginPuts(p.ids, p.rows, p.extras, /*write_through=*/pool != nullptr);
   });
   for (absl::Status& s : begun) SHOAL_RETURN_IF_ERROR(std::move(s));
 
@@ -113,7 +131,7 @@ absl::Status Shard::PutAcross(std::span<const BatchPart> parts, ThreadPool* pool
   std::vector<const float*> logged(parts.size(), nullptr);
   auto finish = [&](size_t i) {
     Shard* shard = parts[i].shard;
-    lsns[i] = shard->wal_->FinishRecord(wal::RecordType::kPut, shard->next_sequence_,
+    lsns[i] = shard->wal_->FinishRecord(PutsType(parts[i].extras), shard->next_sequence_,
                                         static_cast<uint32_t>(parts[i].ids.size()),
                                         static_cast<uint32_t>(dim));
     logged[i] = shard->LoggedRowsLocked(parts[i].ids.size());
@@ -134,7 +152,8 @@ absl::Status Shard::PutAcross(std::span<const BatchPart> parts, ThreadPool* pool
       });
       records.push_back({parts[i].shard->options_.index,
                          wal::AlignRecord(wal::kRecordHeaderSize +
-                                          wal::PutPayloadSize(parts[i].ids.size(), dim)),
+                                          PutsPayloadSize(parts[i].ids.size(), dim,
+                                                          parts[i].extras)),
                          finishers.back()});
     }
     absl::StatusOr<uint64_t> appended = commit->AppendAll(records);
@@ -149,7 +168,9 @@ absl::Status Shard::PutAcross(std::span<const BatchPart> parts, ThreadPool* pool
 
   // 4. Apply what was finished: the memtables hold what the logs hold.
   for_each_part([&](size_t i) {
-    if (finished[i]) parts[i].shard->ApplyPutsLocked(parts[i].ids, parts[i].rows, logged[i]);
+    if (finished[i]) {
+      parts[i].shard->ApplyPutsLocked(parts[i].ids, parts[i].rows, parts[i].extras, logged[i]);
+    }
   });
   for (const BatchPart& p : parts) p.shard->MaybeFreezeLocked();
   unlock_all();

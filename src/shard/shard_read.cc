@@ -53,9 +53,57 @@ absl::Status Shard::Get(uint64_t id, std::vector<float>* out) const {
 
 absl::Status Shard::GetRecord(uint64_t id, uint32_t parts, RecordData* out) const {
   out->id = id;
+  const bool want_vector = (parts & kVectorPart) != 0;
+  const bool want_extras = (parts & (kLabelsPart | kAttributesPart | kPayloadPart)) != 0;
+  SourceSnapshot older;
+  {
+    ReaderMutexLock lock(&mu_);
+    const float* v = nullptr;
+    std::string_view bytes;
+    switch (active_->Get(id, &v, &bytes)) {
+      case MemTable::Lookup::kFound: {
+        if (want_vector) out->vector.assign(v, v + dim());
+        record::ExtrasView extras;
+        absl::Status s = record::Parse(bytes, &extras);
+        if (!s.ok()) {
+          return absl::InternalError(absl::StrCat("id ", id, " in the memtable: ", s.message()));
+        }
+        extras.CopyTo(parts, out);
+        return absl::OkStatus();
+      }
+      case MemTable::Lookup::kDeleted:
+        return absl::NotFoundError(absl::StrCat("id ", id, " not found"));
+      case MemTable::Lookup::kAbsent:
+        break;
+    }
+    older = sources_.Snapshot();
+  }
   std::vector<float> vector;
-  SHOAL_RETURN_IF_ERROR(Get(id, &vector));
-  if (parts & kVectorPart) out->vector = std::move(vector);
+  std::string bytes;
+  const Segment* segment = nullptr;
+  SHOAL_ASSIGN_OR_RETURN(
+      SourceSnapshot::Lookup found,
+      older.FindRecord(id, want_vector ? &vector : nullptr, want_extras ? &bytes : nullptr,
+                       (parts & kPayloadPart) != 0, &segment));
+  if (found != SourceSnapshot::Lookup::kLive) {
+    return absl::NotFoundError(absl::StrCat("id ", id, " not found"));
+  }
+  if (want_vector) out->vector = std::move(vector);
+  record::ExtrasView extras;
+  size_t consumed = 0;
+  absl::Status s = record::Parse(bytes, &extras, &consumed);
+  if (s.ok() && consumed != bytes.size()) {
+    s = absl::InvalidArgumentError(absl::StrCat(bytes.size() - consumed,
+                                                " bytes follow the record's extras"));
+  }
+  if (!s.ok()) {
+    if (segment != nullptr) {
+      return absl::DataLossError(absl::StrCat("segment ", segment->path(), ": the record of id ",
+                                              id, ": ", s.message()));
+    }
+    return absl::InternalError(absl::StrCat("id ", id, " in a frozen memtable: ", s.message()));
+  }
+  extras.CopyTo(parts, out);
   return absl::OkStatus();
 }
 

@@ -68,6 +68,23 @@ absl::Status Shard::ApplyRecord(const wal::RecordView& r, uint64_t file_number) 
       }
       break;
     }
+    case wal::RecordType::kPutRecords: {
+      active_->Reserve(r.count);
+      std::vector<float> row(dim());
+      std::string_view rest = r.extras;  // checked by the reader
+      for (uint32_t i = 0; i < r.count; ++i) {
+        std::memcpy(row.data(), r.vectors + i * row_bytes, row_bytes);
+        record::ExtrasView extras;
+        size_t size = 0;
+        absl::Status s = record::Parse(rest, &extras, &size);
+        if (!s.ok()) return absl::InternalError(absl::StrCat("unchecked extras: ", s.message()));
+        // A record without parts keeps nothing in the memtable.
+        active_->Put(DecodeFixed64(r.ids + size_t{i} * 8), row.data(),
+                     extras.empty() ? std::string_view() : rest.substr(0, size));
+        rest.remove_prefix(size);
+      }
+      break;
+    }
     case wal::RecordType::kDelete:
       for (uint32_t i = 0; i < r.count; ++i) {
         active_->Delete(DecodeFixed64(r.ids + size_t{i} * 8));
@@ -158,6 +175,12 @@ absl::Status Shard::ReplayLog(const std::vector<uint64_t>& numbers, Damage* dama
     }
     *resume_number = numbers[i];
     *resume_offset = result.valid_end;
+    if (result.version != 0 && result.version < wal::kFormatVersion) {
+      // A file of an older version takes no record of the newer types: the
+      // writer starts the next file (its header says the new version).
+      *resume_number = numbers[i] + 1;
+      *resume_offset = 0;
+    }
   }
   // Drop the torn tails (and the reserved zeros), so that new records never
   // sit before stale bytes.

@@ -42,33 +42,67 @@ absl::StatusOr<uint64_t> Shard::FinishAppend(wal::RecordType type, uint32_t coun
       });
 }
 
+bool Shard::NoneHasParts(std::span<const record::Extras> extras) {
+  return std::all_of(extras.begin(), extras.end(),
+                     [](const record::Extras& e) { return e.empty(); });
+}
+
+size_t Shard::RecordsPerRecord(std::span<const record::Extras> extras, size_t dim,
+                               size_t* extras_bytes) {
+  size_t n = 0, bytes = 0;
+  while (n < extras.size()) {
+    const size_t more = record::EncodedSize(extras[n]);
+    if (n > 0 && wal::PutRecordsPayloadSize(n + 1, dim, bytes + more) > kMaxRecordPayload) break;
+    bytes += more;
+    ++n;
+  }
+  *extras_bytes = bytes;
+  return n;
+}
+
+size_t Shard::PutsPayloadSize(size_t count, size_t dim, std::span<const record::Extras> extras) {
+  if (extras.empty()) return wal::PutPayloadSize(count, dim);
+  size_t bytes = 0;
+  for (const record::Extras& e : extras) bytes += record::EncodedSize(e);
+  return wal::PutRecordsPayloadSize(count, dim, bytes);
+}
+
 absl::StatusOr<uint64_t> Shard::AppendPut(std::span<const uint64_t> ids,
                                           std::span<const float* const> rows,
+                                          std::span<const record::Extras> extras,
                                           timing::Scope* timing, int64_t* wal_us,
                                           int64_t* memtable_us) {
   const size_t per_record = RowsPerRecord(dim());
   uint64_t lsn = 0;
-  for (size_t first = 0; first < ids.size(); first += per_record) {
-    const size_t n = std::min(per_record, ids.size() - first);
+  for (size_t first = 0, n = 0; first < ids.size(); first += n) {
+    std::span<const record::Extras> some_extras;
+    if (extras.empty()) {
+      n = std::min(per_record, ids.size() - first);
+    } else {
+      size_t extras_bytes;
+      n = RecordsPerRecord(extras.subspan(first), dim(), &extras_bytes);
+      some_extras = extras.subspan(first, n);
+    }
     const std::span<const uint64_t> some_ids = ids.subspan(first, n);
     const std::span<const float* const> some_rows = rows.subspan(first, n);
-    SHOAL_RETURN_IF_ERROR(BeginPuts(some_ids, some_rows, /*write_through=*/false));
-    SHOAL_ASSIGN_OR_RETURN(lsn, FinishAppend(wal::RecordType::kPut, static_cast<uint32_t>(n),
-                                             dim(), wal::PutPayloadSize(n, dim())));
+    SHOAL_RETURN_IF_ERROR(BeginPuts(some_ids, some_rows, some_extras, /*write_through=*/false));
+    SHOAL_ASSIGN_OR_RETURN(lsn, FinishAppend(PutsType(some_extras), static_cast<uint32_t>(n),
+                                             dim(), PutsPayloadSize(n, dim(), some_extras)));
     *wal_us += timing->Lap();
-    ApplyPutsLocked(some_ids, some_rows, LoggedRowsLocked(n));
+    ApplyPutsLocked(some_ids, some_rows, some_extras, LoggedRowsLocked(n));
     *memtable_us += timing->Lap();
   }
   return lsn;
 }
 
 absl::Status Shard::BeginPuts(std::span<const uint64_t> ids,
-                              std::span<const float* const> rows, bool write_through) {
+                              std::span<const float* const> rows,
+                              std::span<const record::Extras> extras, bool write_through) {
   const size_t row_bytes = size_t{dim()} * sizeof(float);
-  const size_t length = wal::PutPayloadSize(ids.size(), dim());
-  if (!write_through || length < kWriteThroughBytes || wal_->direct()) {
+  const size_t length = PutsPayloadSize(ids.size(), dim(), extras);
+  if (!extras.empty() || !write_through || length < kWriteThroughBytes || wal_->direct()) {
     SHOAL_ASSIGN_OR_RETURN(char* payload, wal_->BeginRecord(length));
-    EncodePuts(ids, rows, payload);
+    EncodePuts(ids, rows, extras, payload);
     return absl::OkStatus();
   }
   // The ids, then the rows: one piece for each run of rows that follow each
@@ -87,11 +121,13 @@ absl::Status Shard::BeginPuts(std::span<const uint64_t> ids,
 }
 
 void Shard::EncodePuts(std::span<const uint64_t> ids, std::span<const float* const> rows,
-                       char* payload) const {
+                       std::span<const record::Extras> extras, char* payload) const {
   const size_t row_bytes = size_t{dim()} * sizeof(float);
   std::memcpy(payload, ids.data(), ids.size() * sizeof(uint64_t));
   char* out = payload + ids.size() * sizeof(uint64_t);
   for (size_t i = 0; i < ids.size(); ++i) std::memcpy(out + i * row_bytes, rows[i], row_bytes);
+  out += ids.size() * row_bytes;
+  for (const record::Extras& e : extras) out = record::Encode(e, out);
 }
 
 const float* Shard::LoggedRowsLocked(size_t count) {
@@ -106,13 +142,40 @@ const float* Shard::LoggedRowsLocked(size_t count) {
 }
 
 void Shard::ApplyPutsLocked(std::span<const uint64_t> ids, std::span<const float* const> rows,
-                            const float* logged) {
+                            std::span<const record::Extras> extras, const float* logged) {
   next_sequence_ += ids.size();
   if (ids.size() > 1) active_->Reserve(ids.size());
-  if (logged != nullptr) {
+  if (!extras.empty()) {
+    ApplyRecordsLocked(ids, rows, extras, logged);
+  } else if (logged != nullptr) {
     for (size_t i = 0; i < ids.size(); ++i) active_->PutInPlace(ids[i], logged + i * dim());
   } else {
     for (size_t i = 0; i < ids.size(); ++i) active_->Put(ids[i], rows[i]);
+  }
+}
+
+void Shard::ApplyRecordsLocked(std::span<const uint64_t> ids,
+                               std::span<const float* const> rows,
+                               std::span<const record::Extras> extras, const float* logged) {
+  // The extras as the record holds them (encoded, after the rows): in the
+  // file's view with the rows when those are read there, else in the record
+  // just finished, which the memtable copies.
+  const size_t n = ids.size();
+  const char* encoded =
+      logged != nullptr
+          ? reinterpret_cast<const char*>(logged + n * dim())
+          : wal_->last_record().data() + wal::kRecordHeaderSize + wal::PutPayloadSize(n, dim());
+  for (size_t i = 0; i < n; ++i) {
+    const size_t size = record::EncodedSize(extras[i]);
+    // A record without parts keeps nothing (its 8 zero bytes stay in the log).
+    const std::string_view bytes =
+        extras[i].empty() ? std::string_view() : std::string_view(encoded, size);
+    encoded += size;
+    if (logged != nullptr) {
+      active_->PutInPlace(ids[i], logged + i * dim(), bytes);
+    } else {
+      active_->Put(ids[i], rows[i], bytes);
+    }
   }
 }
 
@@ -132,6 +195,11 @@ absl::Status Shard::AfterAppend(uint64_t lsn, std::optional<SyncingWriter>* sync
 
 absl::Status Shard::Put(std::span<const uint64_t> ids, std::span<const float* const> rows,
                         std::span<const record::Extras> extras, int64_t route_us) {
+  if (!extras.empty() && extras.size() != ids.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("put of ", ids.size(), " ids with ",
+                                                   extras.size(), " records' extras"));
+  }
+  if (NoneHasParts(extras)) extras = {};  // plain kPut records: as cheap as vectors
   timing::Scope timing("put",
                        "collection,shard,vectors,route_us,wal_us,memtable_us,sync_us,total_us");
   std::optional<SyncingWriter> syncing;
@@ -144,7 +212,7 @@ absl::Status Shard::Put(std::span<const uint64_t> ids, std::span<const float* co
     // for a flush (a graph build) would make every gather wait it out.
     syncing.emplace(this);
     timing.Lap();  // from here: the log and the memtable
-    SHOAL_ASSIGN_OR_RETURN(lsn, AppendPut(ids, rows, &timing, &wal_us, &memtable_us));
+    SHOAL_ASSIGN_OR_RETURN(lsn, AppendPut(ids, rows, extras, &timing, &wal_us, &memtable_us));
     MaybeFreezeLocked();
   }
   absl::Status s = AfterAppend(lsn, &syncing);

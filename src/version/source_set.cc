@@ -10,13 +10,31 @@ namespace shoal {
 
 absl::StatusOr<SourceSnapshot::Lookup> SourceSnapshot::Find(uint64_t id, size_t end,
                                                             std::vector<float>* vector) const {
+  return FindIn(id, end, vector, nullptr, false, nullptr);
+}
+
+absl::StatusOr<SourceSnapshot::Lookup> SourceSnapshot::FindRecord(
+    uint64_t id, std::vector<float>* vector, std::string* extras, bool with_payload,
+    const Segment** segment) const {
+  return FindIn(id, sources_.size(), vector, extras, with_payload, segment);
+}
+
+absl::StatusOr<SourceSnapshot::Lookup> SourceSnapshot::FindIn(uint64_t id, size_t end,
+                                                              std::vector<float>* vector,
+                                                              std::string* extras,
+                                                              bool with_payload,
+                                                              const Segment** segment) const {
+  if (extras != nullptr) extras->clear();
+  if (segment != nullptr) *segment = nullptr;
   for (size_t i = 0; i < std::min(end, sources_.size()); ++i) {
     const Source& source = sources_[i];
     if (source.mem != nullptr) {
       const float* v = nullptr;
-      switch (source.mem->Get(id, &v)) {
+      std::string_view bytes;
+      switch (source.mem->Get(id, &v, extras != nullptr ? &bytes : nullptr)) {
         case MemTable::Lookup::kFound:
           if (vector != nullptr) vector->assign(v, v + source.mem->dim());
+          if (extras != nullptr) extras->assign(bytes);
           return Lookup::kLive;
         case MemTable::Lookup::kDeleted:
           return Lookup::kDeleted;
@@ -25,8 +43,15 @@ absl::StatusOr<SourceSnapshot::Lookup> SourceSnapshot::Find(uint64_t id, size_t 
       }
     } else {
       uint64_t sequence;
-      SHOAL_ASSIGN_OR_RETURN(Segment::Lookup found, source.segment->Find(id, &sequence, vector));
-      if (found == Segment::Lookup::kLive) return Lookup::kLive;
+      SHOAL_ASSIGN_OR_RETURN(
+          Segment::Lookup found,
+          extras != nullptr
+              ? source.segment->FindRecord(id, &sequence, vector, extras, with_payload)
+              : source.segment->Find(id, &sequence, vector));
+      if (found == Segment::Lookup::kLive) {
+        if (segment != nullptr) *segment = source.segment.get();
+        return Lookup::kLive;
+      }
       if (found == Segment::Lookup::kDeleted) return Lookup::kDeleted;
     }
   }

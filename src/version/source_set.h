@@ -27,6 +27,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
@@ -75,9 +76,21 @@ class SourceSnapshot {
   [[nodiscard]] absl::StatusOr<Lookup> Find(uint64_t id, std::vector<float>* vector) const {
     return Find(id, sources_.size(), vector);
   }
+  // As Find over every source, and for kLive also sets *extras (may be null)
+  // to the record's other parts, encoded (record/record_format.h; empty:
+  // none), a segment's without the payload unless `with_payload`, and
+  // *segment (may be null) to the segment they were read from (null: a
+  // frozen memtable), so that a caller can name it when they fail to parse.
+  [[nodiscard]] absl::StatusOr<Lookup> FindRecord(uint64_t id, std::vector<float>* vector,
+                                                  std::string* extras, bool with_payload,
+                                                  const Segment** segment) const;
 
  private:
   friend class SourceSet;
+  // Find and FindRecord: extras null looks up no extras.
+  absl::StatusOr<Lookup> FindIn(uint64_t id, size_t end, std::vector<float>* vector,
+                                std::string* extras, bool with_payload,
+                                const Segment** segment) const;
   std::vector<Source> sources_;  // newest first
 };
 

@@ -8,7 +8,8 @@
 //
 //   file header (32 bytes):
 //     magic     "SHOALWAL"            8 bytes
-//     version   u32 = 1
+//     version   u32 = 2               (1: files written before records had
+//                                     extras; still read, without kPutRecords)
 //     shard     u32                   index of the shard that owns the file
 //     number    u64                   the <number> in the file name
 //     reserved  u32 = 0
@@ -23,6 +24,9 @@
 //     count     u32                   ops in the record (>= 1)
 //     dim       u32                   floats per vector (0 otherwise)
 //     payload   kPut: count ids (u64), then count*dim floats (f32)
+//               kPutRecords (version 2): as kPut, then count extras
+//               (record/record_format.h: each at least its 8-byte header),
+//               back to back, ending exactly at the payload's end
 //               kDelete: count ids (u64); kBarrier: nothing (count = 1);
 //               sync mark (kSyncMarkType): a u64 offset (count = 1)
 //               kShardRecord (commit logs): shard u32, 0 u32, a shard record
@@ -46,7 +50,9 @@
 namespace shoal::wal {
 
 inline constexpr std::string_view kFileMagic = "SHOALWAL";
-inline constexpr uint32_t kFormatVersion = 1;
+// The version written. Readers take kMinFormatVersion..kFormatVersion.
+inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr uint32_t kMinFormatVersion = 1;
 inline constexpr size_t kFileHeaderSize = 32;
 inline constexpr size_t kRecordHeaderSize = 32;
 inline constexpr size_t kRecordAlignment = 8;
@@ -61,6 +67,10 @@ enum class RecordType : uint8_t {
   // (count 1, dim 0, sequence 0). Payload: shard u32, reserved u32 = 0, then
   // the shard record whole (header, payload, padding), as in the shard's log.
   kShardRecord = 4,
+  // Version 2 files only (in a version-1 file, an unknown type): upsert
+  // count records, each a vector and its extras (labels, attributes,
+  // payload), in one record so that each is applied whole or not at all.
+  kPutRecords = 5,
 };
 // The `shard` field of a commit log file's header.
 inline constexpr uint32_t kCommitLogShard = 0xFFFFFFFF;
@@ -83,6 +93,11 @@ inline constexpr size_t AlignRecord(size_t n) {
 
 inline constexpr size_t PutPayloadSize(size_t count, size_t dim) {
   return count * sizeof(uint64_t) + count * dim * sizeof(float);
+}
+
+// A kPutRecords payload whose extras take `extras_bytes` in all.
+inline constexpr size_t PutRecordsPayloadSize(size_t count, size_t dim, size_t extras_bytes) {
+  return PutPayloadSize(count, dim) + extras_bytes;
 }
 
 }  // namespace shoal::wal

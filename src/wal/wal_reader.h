@@ -31,7 +31,11 @@ struct RecordView {
   uint32_t dim;
   uint32_t payload_length;
   const char* ids;      // count little-endian u64 (may be unaligned)
-  const char* vectors;  // kPut: count * dim little-endian f32; else null
+  const char* vectors;  // kPut, kPutRecords: count * dim little-endian f32; else null
+  // kPutRecords: the count extras (record/record_format.h), back to back,
+  // each checked by the reader (record::Parse); else empty.
+  std::string_view extras;
+  uint32_t version;  // of the file the record is in
 };
 
 struct ReadResult {
@@ -42,14 +46,20 @@ struct ReadResult {
   // it. valid_end == corrupt_offset; nothing from there on was handed out.
   bool corrupted = false;
   size_t corrupt_offset = 0;
+  uint32_t version = 0;       // the file header's (0: no header)
 };
 
 // Reads `contents`, the bytes of the file at `path` (used in messages).
 // `shard` and `number` must match the file header, `dim` every kPut record.
 // With shard == kCommitLogShard the file is a commit log: its records are
 // kShardRecord (decode them with DecodeShardRecord).
-// Returns DataLossError for a damaged file header; a file shorter than a
-// header, or whose header is all zeros, holds no records (torn at creation).
+// Returns DataLossError for a damaged file header, and for a kPutRecords
+// record whose checksum matches but whose extras do not parse (a writer's
+// bug or bytes changed with their checksum: no crash tears a record so),
+// naming the file and the record's offset; a file shorter than a header,
+// or whose header is all zeros, holds no records (torn at creation).
+// FailedPreconditionError for a version outside
+// kMinFormatVersion..kFormatVersion.
 // An error returned by `on_record` stops the read and is returned.
 [[nodiscard]] absl::StatusOr<ReadResult> ReadWalFile(
     std::string_view contents, const std::string& path, uint32_t shard,
@@ -58,7 +68,8 @@ struct ReadResult {
 
 // The shard record a commit log's kShardRecord `r` holds, checked against the
 // collection's `dim`: its shard in *shard, the record in *inner (pointing
-// into r's bytes; offset = r's). DataLossError when it is not a valid put,
+// into r's bytes; offset = r's, version = r's). DataLossError when it is not
+// a valid put (kPutRecords: with valid extras, in a version-2 commit log),
 // delete or barrier record (the commit log's checksum matched: damage or a
 // bug).
 [[nodiscard]] absl::Status DecodeShardRecord(const RecordView& r, uint32_t dim,

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "record/record_format.h"
 #include "version/manifest.h"
 #include "fuzz/fuzz_check.h"
 #include "util/coding.h"
@@ -36,6 +37,30 @@ void FixWalChecksums(std::string* file) {
 uint64_t Touch(const char* p, size_t n) {
   uint64_t sum = 0;
   for (size_t i = 0; i < n; ++i) sum += static_cast<unsigned char>(p[i]);
+  return sum;
+}
+
+// A kPutRecords record the reader handed out: its extras fill the payload
+// after the vectors exactly, and each of the count parses (the reader
+// checked them). Returns a sum over their parts.
+uint64_t CheckExtras(const wal::RecordView& rec) {
+  const size_t vectors = wal::PutPayloadSize(rec.count, rec.dim);
+  FUZZ_CHECK(vectors + rec.extras.size() == rec.payload_length);
+  FUZZ_CHECK(rec.extras.data() == rec.ids + vectors);
+  std::string_view rest = rec.extras;
+  uint64_t sum = 0;
+  for (uint32_t i = 0; i < rec.count; ++i) {
+    FUZZ_CHECK(rest.size() >= record::kHeaderSize);
+    record::ExtrasView view;
+    size_t used = 0;
+    FUZZ_CHECK(record::Parse(rest, &view, &used).ok());
+    RecordData data;
+    view.CopyTo(kAllParts, &data);
+    sum += data.labels.size() + data.attributes.size() + data.payload.size();
+    for (uint32_t label : data.labels) sum += label;
+    rest.remove_prefix(used);
+  }
+  FUZZ_CHECK(rest.empty());
   return sum;
 }
 
@@ -79,6 +104,7 @@ WalRun ReadOnce(const std::string& file, uint32_t shard, uint64_t number, uint32
               FUZZ_CHECK(inner.dim == dim &&
                          wal::PutPayloadSize(inner.count, dim) == inner.payload_length);
             }
+            if (inner.type == wal::RecordType::kPutRecords) run.sum += CheckExtras(inner);
             run.sum += inner_shard + inner.sequence + Touch(inner.ids, inner.payload_length);
           } else {
             FUZZ_CHECK(absl::IsDataLoss(decoded));
@@ -87,6 +113,10 @@ WalRun ReadOnce(const std::string& file, uint32_t shard, uint64_t number, uint32
           FUZZ_CHECK(rec.dim == dim);
           FUZZ_CHECK(rec.vectors == rec.ids + uint64_t{rec.count} * 8);
           FUZZ_CHECK(wal::PutPayloadSize(rec.count, rec.dim) == rec.payload_length);
+        } else if (rec.type == wal::RecordType::kPutRecords) {
+          FUZZ_CHECK(rec.dim == dim && rec.version >= 2);
+          FUZZ_CHECK(rec.vectors == rec.ids + uint64_t{rec.count} * 8);
+          run.sum += CheckExtras(rec);
         } else if (rec.type == wal::RecordType::kDelete) {
           FUZZ_CHECK(uint64_t{rec.count} * 8 == rec.payload_length);
         }

@@ -30,6 +30,7 @@
 #include "util/file_system.h"
 #include "util/hash.h"
 #include "util/thread_pool.h"
+#include "record/record_format.h"
 #include "wal/wal_format.h"
 
 namespace {
@@ -66,6 +67,65 @@ std::string Record(uint8_t type, uint64_t sequence, uint32_t count, uint32_t dim
   shoal::EncodeFixed64(r.data(), shoal::Checksum64(r.data() + 8, r.size() - 8));
   r.resize(shoal::wal::AlignRecord(r.size()), '\0');
   return r;
+}
+
+// A file header `header` (32 bytes) with its version set to `version`.
+std::string WithVersion(std::string header, uint32_t version) {
+  shoal::EncodeFixed32(header.data() + 8, version);
+  shoal::EncodeFixed32(header.data() + 28, static_cast<uint32_t>(shoal::Checksum64(header.data(), 28)));
+  return header;
+}
+
+// A kPutRecords payload of ids first.. with `extras` (encoded, as given).
+std::string PutRecordsPayload(uint64_t first, uint32_t dim, const std::vector<std::string>& extras) {
+  std::string p;
+  for (size_t i = 0; i < extras.size(); ++i) {
+    char id[8];
+    shoal::EncodeFixed64(id, first + i);
+    p.append(id, 8);
+  }
+  const std::vector<float> v = shoal::test::RandomVectors(extras.size(), dim, first);
+  p.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
+  for (const std::string& e : extras) p += e;
+  return p;
+}
+
+std::string Extras(std::vector<uint32_t> labels, std::vector<shoal::AttributeValue> attributes,
+                   std::string_view payload) {
+  std::string out;
+  shoal::record::AppendEncoded({labels, attributes, payload}, &out);
+  return out;
+}
+
+// Seeds with kPutRecords records (labels, attributes, payloads), crafted:
+// a shard log's (`log_header`) and a commit log's (`commit_header`).
+void PutRecordsSeeds(const std::string& dir, const std::string& log_header,
+                     const std::string& commit_header, uint32_t dim) {
+  const std::string rich = Extras({1, 7, 300}, {{0, -5}, {4, int64_t{1} << 50}}, "payload bytes");
+  const std::string records =
+      Record(5, 1, 3, dim, PutRecordsPayload(10, dim, {rich, Extras({}, {}, ""), Extras({2}, {}, "")})) +
+      Record(1, 4, 1, dim, PutRecordsPayload(20, dim, {""})) +
+      Record(2, 5, 1, 0, std::string(8, '\1'));
+  const std::string v2 = WithVersion(log_header, 2);
+  WriteSeed(dir, "put_records", Wal(0, dim, v2 + records + std::string(64, '\0')));
+  // The same in a version-1 file: an unknown type there.
+  WriteSeed(dir, "put_records_in_version1", Wal(0, dim, WithVersion(log_header, 1) + records));
+  // Labels out of order, checksum fixed: DataLoss.
+  std::string unsorted = Extras({3, 4}, {}, "");
+  shoal::EncodeFixed32(unsorted.data() + 12, 1);
+  WriteSeed(dir, "put_records_bad_labels_fix",
+            Wal(1, dim, v2 + Record(5, 1, 1, dim, PutRecordsPayload(1, dim, {unsorted}))));
+  // A payload longer than the bytes left.
+  std::string cut = Extras({}, {{1, 2}}, std::string(40, 'c'));
+  cut.resize(cut.size() - 30);
+  WriteSeed(dir, "put_records_cut_payload_fix",
+            Wal(1, dim, v2 + Record(5, 1, 2, dim, PutRecordsPayload(1, dim, {rich, cut}))));
+  // A commit log's shard record holding a kPutRecords (flag 2: the header's shard).
+  std::string shard_record(8, '\0');
+  shoal::EncodeFixed32(shard_record.data(), 1);
+  shard_record += Record(5, 1, 2, dim, PutRecordsPayload(30, dim, {rich, Extras({9}, {}, "x")}));
+  WriteSeed(dir, "commit_log_put_records",
+            Wal(2, dim, WithVersion(commit_header, 2) + Record(4, 0, 1, 0, shard_record)));
 }
 
 // A segment of n random vectors (ids 100 + 3i, sequences 1 + i) and the
@@ -276,6 +336,8 @@ int Run(const std::string& out) {
   std::string inner_flipped = commit;
   inner_flipped[32 + 32 + 8 + 32 + 2] ^= 0x10;  // inside the first shard record's payload
   WriteSeed(wal_dir, "commit_log_inner_flipped_fix", Wal(3, kDim, inner_flipped));
+
+  PutRecordsSeeds(wal_dir, log0.substr(0, 32), commit.substr(0, 32), kDim);
 
   const std::string man_dir = out + "/manifest";
   const std::string manifest = ReadAll(path + "/MANIFEST");
