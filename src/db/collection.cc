@@ -270,7 +270,8 @@ absl::Status Collection::PutBatch(std::span<const uint64_t> ids,
     const size_t first = start[s], count = start[s + 1] - start[s];
     if (count == 0) continue;
     parts.push_back({shards_[s].get(), std::span<const uint64_t>(part_ids.data() + first, count),
-                     std::span<const float* const>(part_rows.data() + first, count)});
+                     std::span<const float* const>(part_rows.data() + first, count),
+                     std::span<const record::Extras>()});
   }
   if (parts.size() == 1) {
     const int64_t route_us = timing::kEnabled ? timing::NowMicros() - started : 0;

@@ -103,15 +103,6 @@ class MemTable {
   // Whether any put (live or not) had extras.
   bool has_extras() const { return !slot_extras_.empty(); }
 
-  // As ForEach, with each live record's encoded other parts (empty: none).
-  // PLACEHOLDER until the memtable keeps them.
-  template <typename LiveFn, typename TombstoneFn>
-  void ForEachRecord(LiveFn&& live, TombstoneFn&& tombstone) const {
-    ForEach([&](uint64_t id, const float* v) { live(id, v, std::string_view()); }, tombstone);
-  }
-  // Whether any record here has other parts. PLACEHOLDER.
-  bool has_records() const { return false; }
-
   bool empty() const { return index_.empty(); }
   size_t live_count() const { return live_count_; }
   size_t tombstone_count() const { return tombstone_count_; }

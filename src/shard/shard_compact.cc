@@ -190,7 +190,7 @@ absl::Status Shard::MergeSegments(const std::vector<SegmentSource>& inputs,
       newer_ids != nullptr ? *newer_ids : absl::flat_hash_set<uint64_t>{};
   std::vector<uint64_t> ids, sequences, tombstone_ids, tombstone_sequences;
   std::vector<float> rows;
-  bool any_records = memtable != nullptr && memtable->mem->has_records();
+  bool any_records = memtable != nullptr && memtable->mem->has_extras();
   for (const SegmentSource& in : inputs) any_records |= in.segment->has_records();
   RecordRows records(any_records);
   auto add = [&](uint64_t id, uint64_t sequence, const float* v,

@@ -210,7 +210,7 @@ absl::Status Shard::FlushOldest() {
   std::vector<uint64_t> ids, tombstones;
   std::vector<float> rows;
   std::vector<std::string_view> extras;  // views into f.mem, which f holds
-  const bool with_records = f.mem->has_records();
+  const bool with_records = f.mem->has_extras();
   rows.reserve(f.mem->live_count() * dim());
   f.mem->ForEachRecord(
       [&](uint64_t id, const float* v, std::string_view e) {

@@ -123,7 +123,7 @@ absl::Status Shard::FoldAcross(std::span<Shard* const> shards, const std::string
   std::vector<uint64_t> ids, sequences;
   std::vector<float> rows;
   std::vector<SegmentMeta> metas(shard_count);
-  bool any_records = memtable && memtable->mem->has_records();
+  bool any_records = memtable && memtable->mem->has_extras();
   for (const auto& shard_inputs : inputs) {
     for (const SegmentSource& in : shard_inputs) any_records |= in.segment->has_records();
   }
