@@ -133,8 +133,8 @@ void WriteSegmentSeeds(const std::string& tmp, const std::string& out) {
   disagree[shoal::DecodeFixed64(footer + 16) + 8] ^= 1;  // the first entry's sequence
   WriteSeed(dir, "id_table_disagrees_with_record_fix", Seg(1, 0x13, disagree));
   std::string newer = l2;
-  newer[8] = 2;  // format version 2 (with the checksum fixed: FailedPrecondition)
-  WriteSeed(dir, "version2_fix", Seg(1, 0, newer));
+  newer[8] = 4;  // format version 4 (with the checksum fixed: FailedPrecondition)
+  WriteSeed(dir, "version4_fix", Seg(1, 0, newer));
 }
 
 // max_rows byte (< 0x80: that many rows), then the file.
