@@ -394,6 +394,7 @@ TEST_F(SegmentTest, Version1SegmentsWithoutCodesStillOpenAndSearch) {
   const Input in = MakeInput(ClusteredVectors(300, dim, 9), dim, Metric::kL2);
   SegmentBuildOptions none;
   none.code = VectorCode::kNone;
+  none.format_version = 2;
   ASSERT_NE(BuildAndOpen(in, "v1.vamana", none), nullptr);
   std::string v1 = ReadAll(Path("v1.vamana"));
   EncodeFixed32(v1.data() + 8, 1);
@@ -842,7 +843,7 @@ class DamagedSegmentTest : public SegmentTest {
     }));
     pristine_ = ReadAll(Path());
     footer_ = pristine_.size() - segment::kFooterSize;
-    id_table_ = footer_ - (400 + 3) * segment::kIdEntrySize;
+    id_table_ = DecodeFixed64(pristine_.data() + footer_ + 16);
   }
 
   absl::StatusCode OpenCode() {

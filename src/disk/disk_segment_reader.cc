@@ -239,6 +239,10 @@ absl::StatusOr<std::shared_ptr<Segment>> DiskSegmentReader::Open(
   std::shared_ptr<DiskSegmentReader> segment(
       new DiskSegmentReader(path, std::move(file), header, footer, std::move(id_table)));
   SHOAL_RETURN_IF_ERROR(CheckIdTable(segment->id_table_, header, path));
+  SHOAL_RETURN_IF_ERROR(segment->LoadRecords());
+  if (options.budget != nullptr && segment->record_bytes_held() > 0) {
+    segment->reservation_.Merge(options.budget->ReserveAnyway(segment->record_bytes_held()));
+  }
   if (header.vector_count > 0) {
     DiskSegmentReader* s = segment.get();
     SHOAL_RETURN_IF_ERROR(s->LoadCodes(options.budget.get(), options.pool));
@@ -382,7 +386,7 @@ absl::StatusOr<Segment::Lookup> DiskSegmentReader::Find(uint64_t id, uint64_t* s
   return node == kNoNode ? Lookup::kDeleted : Lookup::kLive;
 }
 
-absl::Status DiskSegmentReader::ForEachRecord(
+absl::Status DiskSegmentReader::ForEachNodeRecord(
     const std::function<void(uint32_t node, const char* record)>& fn) const {
   const NodeLayout& layout = header_.layout;
   const uint64_t run = std::max<uint64_t>(1, kScanBytes / layout.block_bytes());
@@ -419,16 +423,19 @@ absl::Status DiskSegmentReader::VerifyAll() const {
       header.tombstone_count != header_.tombstone_count || header.medoid != header_.medoid) {
     return Corruption(path_, "header or footer changed since the segment was opened");
   }
-  const uint64_t tail_offset = footer_.nodes_offset + footer_.nodes_bytes;
-  std::string tail(header_.CodeAreaBytes() + footer_.id_table_bytes, '\0');
-  SHOAL_RETURN_IF_ERROR(ReadAt(tail_offset, tail.size(), tail.data(), nullptr));
-  const char* table = tail.data() + header_.CodeAreaBytes();
+  // The codes, then the id table (version 3 has the record regions between).
+  const uint64_t codes_offset = footer_.nodes_offset + footer_.nodes_bytes;
+  std::string tail(footer_.id_table_bytes, '\0');
+  SHOAL_RETURN_IF_ERROR(ReadAt(footer_.id_table_offset, tail.size(), tail.data(), nullptr));
+  const char* table = tail.data();
   if (Checksum64(table, footer_.id_table_bytes) != footer_.id_table_checksum) {
     return Corruption(path_, absl::StrCat("id table checksum mismatch (offset ",
                                           footer_.id_table_offset, ")"));
   }
   if (header_.code != VectorCode::kNone) {
-    SHOAL_RETURN_IF_ERROR(ReadCodes(tail.data(), tail_offset, header_, footer_, path_).status());
+    std::string codes(header_.CodeAreaBytes(), '\0');
+    SHOAL_RETURN_IF_ERROR(ReadAt(codes_offset, codes.size(), codes.data(), nullptr));
+    SHOAL_RETURN_IF_ERROR(ReadCodes(codes.data(), codes_offset, header_, footer_, path_).status());
   }
   SHOAL_RETURN_IF_ERROR(CheckIdTable(table, header_, path_));
   // Every block, and that each record holds its id table entry's id and
@@ -439,7 +446,7 @@ absl::Status DiskSegmentReader::VerifyAll() const {
     if (node != kNoNode) entry_of_node[node] = i;
   }
   absl::Status mismatch;
-  SHOAL_RETURN_IF_ERROR(ForEachRecord([&](uint32_t node, const char* record) {
+  SHOAL_RETURN_IF_ERROR(ForEachNodeRecord([&](uint32_t node, const char* record) {
     if (!mismatch.ok()) return;
     const uint64_t i = entry_of_node[node];
     if (!CheckRecordMatches(record, node, EntryId(table, i), EntrySequence(table, i), header_,
@@ -451,7 +458,16 @@ absl::Status DiskSegmentReader::VerifyAll() const {
                                                 ")"));
     }
   }));
-  return mismatch;
+  SHOAL_RETURN_IF_ERROR(mismatch);
+  return VerifyRecords();
+}
+
+absl::Status DiskSegmentReader::ReadBytes(uint64_t offset, size_t n, std::string* scratch,
+                                          std::string_view* out) const {
+  scratch->resize(n);
+  SHOAL_RETURN_IF_ERROR(ReadAt(offset, n, scratch->data(), nullptr));
+  *out = *scratch;
+  return absl::OkStatus();
 }
 
 }  // namespace shoal::disk

@@ -5,7 +5,9 @@
 // neighbour lists stay in the file.
 //
 // In RAM, read and checked at Open: the header, the footer, the id table
-// (its checksum and order), the codes (the area's checksum; SQ8 as stored,
+// (its checksum and order), the record regions but the payloads' bytes
+// (segment_file.h; reserved from the budget even over it: filters need
+// them), the codes (the area's checksum; SQ8 as stored,
 // or 4-bit residual codes fitted to them when a memory budget has no room
 // for SQ8, residual_sq4.h) and the node cache (node_cache.h). Version 1
 // files and files written without codes are not opened (navigating on full
@@ -124,8 +126,11 @@ class DiskSegmentReader final : public segment::SegmentFile {
   // Reads blocks [first, first + count) with one pread and checks each.
   absl::Status ReadBlockRun(uint64_t first, uint64_t count, char* dst) const;
   // Reads blocks in runs of about kScanBytes.
-  absl::Status ForEachRecord(
+  absl::Status ForEachNodeRecord(
       const std::function<void(uint32_t node, const char* record)>& fn) const override;
+  // One pread into *scratch.
+  absl::Status ReadBytes(uint64_t offset, size_t n, std::string* scratch,
+                         std::string_view* out) const override;
   // Reads the block of `node`, checks it, and copies node's record to out
   // (node_bytes).
   absl::Status ReadRecord(uint32_t node, char* out) const;

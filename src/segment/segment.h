@@ -38,6 +38,9 @@ namespace shoal {
 
 class MemoryBudget;  // util/memory_budget.h
 class Segment;
+namespace segment {
+class RecordRegions;  // segment/record_regions.h
+}  // namespace segment
 
 // A graph to start a build from (a merge's largest input), so that only the
 // other rows are inserted: node b of `segment` is contents row
@@ -83,6 +86,10 @@ struct SegmentBuildOptions {
   // medoid (VamanaBuilder::Connect), leaving the graphs builds made before
   // it (issue 41), to test what reads and heals them.
   bool connect = true;
+  // For tests: the file format version written, 3 (the current) or 2 (no
+  // record regions: InvalidArgument when a vector has extras), to test that
+  // files written before records still open.
+  uint32_t format_version = 3;
 };
 
 // Where the time of a build went (for SHOAL_DEBUG_TIMING and the bench):
@@ -177,6 +184,12 @@ class Segment {
     uint64_t payloads = 0;
   };
   virtual RecordBytes record_bytes() const { return {}; }
+  // The record regions held in RAM (or mapped) since Open: each node's
+  // labels and attributes, the posting lists and the attribute summaries
+  // (segment/record_regions.h), for filtered searches to plan and test on.
+  // Never null for a segment that Open returned; empty without records.
+  // Valid while the segment lives.
+  virtual const segment::RecordRegions* record_regions() const { return nullptr; }
 
   // Beam search from the medoid with list size L = options.list_size and
   // options.beam_width nodes expanded per step; offers up to options.k

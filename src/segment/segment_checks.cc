@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "segment/record_regions.h"
 #include "util/hash.h"
 
 namespace shoal::segment {
@@ -37,12 +38,18 @@ absl::Status CheckLayout(const Header& h, const Footer& f, uint64_t size,
   if (h.vector_count > size || h.CodeAreaBytes() > size) {
     return Corruption(path, "codes exceed the file");
   }
-  if (f.id_table_offset != f.nodes_offset + f.nodes_bytes + h.CodeAreaBytes() ||
-      f.id_table_bytes != entries * kIdEntrySize) {
+  // Version 3: the record regions lie between the codes and the id table
+  // (the records directory places them exactly), the directory after it.
+  const uint64_t codes_end = f.nodes_offset + f.nodes_bytes + h.CodeAreaBytes();
+  const bool placed = h.has_records_directory() ? f.id_table_offset >= codes_end
+                                                : f.id_table_offset == codes_end;
+  if (!placed || f.id_table_bytes != entries * kIdEntrySize) {
     return Corruption(path, "footer id table does not match the header");
   }
+  const uint64_t tail = h.has_records_directory() ? kRecordsDirectorySize + kFooterSize
+                                                  : kFooterSize;
   if (f.id_table_offset > size || f.id_table_bytes > size ||
-      f.id_table_offset + f.id_table_bytes + kFooterSize != size) {
+      f.id_table_offset + f.id_table_bytes + tail != size) {
     return Corruption(path, absl::StrCat("file size ", size,
                                          " does not match its layout (truncated?)"));
   }

@@ -67,7 +67,7 @@ std::string EncodeHeader(const Header& h) {
   std::string out(kHeaderSize, '\0');
   char* p = out.data();
   std::memcpy(p, kMagic.data(), kMagic.size());
-  EncodeFixed32(p + kVersionAt, kFormatVersion);
+  EncodeFixed32(p + kVersionAt, h.version);
   p[kMetricAt] = static_cast<char>(h.metric);
   EncodeFixed32(p + kDimAt, h.dim);
   EncodeFixed32(p + kDegreeAt, h.max_degree);
@@ -105,6 +105,7 @@ absl::Status DecodeHeader(std::string_view sector, const std::string& path, Head
         "segment ", path, ": format version ", version, " is newer than this reader (",
         kFormatVersion, ")"));
   }
+  h->version = version;
   const uint8_t metric = static_cast<uint8_t>(p[kMetricAt]);
   h->dim = DecodeFixed32(p + kDimAt);
   h->max_degree = DecodeFixed32(p + kDegreeAt);

@@ -1,8 +1,9 @@
 // Copyright 2026 The shoal Authors.
 //
-// Segment file format, version 2 (version 1 is read too: it has no codes).
-// docs/format.md ("Segment (version 2)") gives every byte; this header holds
-// the constants and the codecs of the fixed-size parts.
+// Segment file format, version 3 (versions 1 and 2 are read too: version 1
+// has no codes, neither has record regions). docs/format.md ("Segment
+// (version 3)") gives every byte; this header holds the constants and the
+// codecs of the fixed-size parts.
 //
 //   header sector   4096 bytes: fields, zeros, xxh3-64 of bytes [0, 4088)
 //   node blocks     block_count blocks of sectors_per_block * 4096 bytes;
@@ -11,9 +12,14 @@
 //   codes           (version 2, code kind SQ8) lo f32[dim], scale f32[dim],
 //                   then one code of code_bytes per node (codes/sq8.h);
 //                   its xxh3-64 is in the footer
+//   record regions  (version 3) labels, attributes, postings, summaries,
+//                   payloads, each at a multiple of 8, each absent when no
+//                   node has that part (record_regions.h)
 //   id table        (vector_count + tombstone_count) entries of 24 bytes,
 //                   sorted by id: id u64, sequence u64, node u32 (kNoNode for
 //                   a tombstone), reserved u32 = 0
+//   records dir.    (version 3) 160 bytes: each region's offset, length
+//                   and xxh3-64, their counts, its own xxh3-64
 //   footer          64 bytes: offsets and lengths, xxh3-64 of the id table,
 //                   xxh3-64 of the codes (0 without), xxh3-64 of the
 //                   footer's first 48 bytes, magic
@@ -37,7 +43,9 @@
 namespace shoal::segment {
 
 inline constexpr std::string_view kMagic = "SHOALSEG";
-inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr uint32_t kFormatVersion = 3;
+// The first version with record regions and the records directory.
+inline constexpr uint32_t kFirstRecordsVersion = 3;
 inline constexpr size_t kSectorSize = 4096;
 inline constexpr size_t kHeaderSize = kSectorSize;
 inline constexpr size_t kChecksumSize = 8;  // xxh3-64, at the end of each block
@@ -75,6 +83,9 @@ struct NodeLayout {
 };
 
 struct Header {
+  // What EncodeHeader writes (the writer's test knob writes 2) and what
+  // DecodeHeader read.
+  uint32_t version = kFormatVersion;
   Metric metric = Metric::kL2;
   uint32_t dim = 0;
   uint32_t max_degree = 0;  // R
@@ -94,6 +105,7 @@ struct Header {
   uint64_t CodeAreaBytes() const {
     return code == VectorCode::kNone ? 0 : 8 * uint64_t{dim} + vector_count * code_bytes;
   }
+  bool has_records_directory() const { return version >= kFirstRecordsVersion; }
 };
 
 struct Footer {

@@ -62,6 +62,7 @@ absl::StatusOr<std::shared_ptr<Segment>> SegmentReader::Open(FileSystem* fs,
   std::shared_ptr<SegmentReader> segment(
       new SegmentReader(path, std::move(file), header, footer, std::move(sq8)));
   SHOAL_RETURN_IF_ERROR(segment->CheckIdTable());
+  SHOAL_RETURN_IF_ERROR(segment->LoadRecords());
   segment->ChooseEntryPoints();
   return segment;
 }
@@ -92,7 +93,7 @@ absl::StatusOr<Segment::Lookup> SegmentReader::Find(uint64_t id, uint64_t* seque
   return node == kNoNode ? Lookup::kDeleted : Lookup::kLive;
 }
 
-absl::Status SegmentReader::ForEachRecord(
+absl::Status SegmentReader::ForEachNodeRecord(
     const std::function<void(uint32_t node, const char* record)>& fn) const {
   for (uint64_t node = 0; node < header_.vector_count; ++node) {
     const uint32_t n = static_cast<uint32_t>(node);
@@ -101,6 +102,15 @@ absl::Status SegmentReader::ForEachRecord(
     }
     fn(n, NodeRecord(n));
   }
+  return absl::OkStatus();
+}
+
+absl::Status SegmentReader::ReadBytes(uint64_t offset, size_t n, std::string*,
+                                      std::string_view* out) const {
+  if (offset > file_->size() || n > file_->size() - offset) {
+    return Corruption(path_, absl::StrCat("file ends before offset ", offset + n));
+  }
+  *out = std::string_view(file_->data() + offset, n);
   return absl::OkStatus();
 }
 
@@ -145,7 +155,7 @@ absl::Status SegmentReader::VerifyAll() const {
                                             footer_.id_table_offset + i * kIdEntrySize, ")"));
     }
   }
-  return absl::OkStatus();
+  return VerifyRecords();
 }
 
 }  // namespace segment

@@ -49,8 +49,11 @@ class SegmentReader final : public SegmentFile {
                 const Header& header, const Footer& footer, std::unique_ptr<codes::Sq8> sq8);
 
   // Verifies each block before its first node.
-  absl::Status ForEachRecord(
+  absl::Status ForEachNodeRecord(
       const std::function<void(uint32_t node, const char* record)>& fn) const override;
+  // A view of the mapping.
+  absl::Status ReadBytes(uint64_t offset, size_t n, std::string* scratch,
+                         std::string_view* out) const override;
 
   // Checks that the id table is sorted, and that every node appears in it
   // exactly once and the tombstones number tombstone_count.

@@ -14,7 +14,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "distance/distance.h"
+#include "record/record_format.h"
 #include "segment/block_layout.h"
+#include "segment/record_regions.h"
 #include "graph/build_distance.h"
 #include "graph/locality_order.h"
 #include "segment/segment.h"
@@ -69,6 +71,37 @@ absl::Status Validate(const SegmentContents& c, const GraphOptions& g) {
     return absl::InvalidArgumentError("graph alpha must be finite and >= 1");
   }
   return absl::OkStatus();
+}
+
+// Parses each row's extras (record/record_format.h): InvalidArgument naming
+// the row when malformed, or when extras and ids differ in length.
+absl::StatusOr<std::vector<record::ExtrasView>> ParseExtras(const SegmentContents& c,
+                                                            uint32_t format_version) {
+  std::vector<record::ExtrasView> rows;
+  if (c.extras.empty()) return rows;
+  if (c.extras.size() != c.ids.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("segment contents have ", c.extras.size(),
+                                                   " extras for ", c.ids.size(), " vectors"));
+  }
+  rows.resize(c.ids.size());
+  bool any = false;
+  for (size_t row = 0; row < c.extras.size(); ++row) {
+    size_t consumed = 0;
+    absl::Status s = record::Parse(c.extras[row], &rows[row], &consumed);
+    if (s.ok() && consumed != c.extras[row].size()) {
+      s = absl::InvalidArgumentError("record extras: bytes after the record");
+    }
+    if (!s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("segment contents row ", row, " (id ",
+                                                     c.ids[row], "): ", s.message()));
+    }
+    any = any || !rows[row].empty();
+  }
+  if (any && format_version < segment::kFirstRecordsVersion) {
+    return absl::InvalidArgumentError(absl::StrCat("segment format version ", format_version,
+                                                   " cannot hold record extras"));
+  }
+  return rows;
 }
 
 // The nodes, in graph order: graph node i is contents row order[i], whose
@@ -285,23 +318,63 @@ absl::Status WriteCodes(WritableFile* file, const SegmentContents& c, const Node
   return absl::OkStatus();
 }
 
+// Zeros from `*at` up to `to`.
+absl::Status Pad(WritableFile* file, uint64_t to, uint64_t* at) {
+  if (*at < to) SHOAL_RETURN_IF_ERROR(file->Append(std::string(to - *at, '\0')));
+  *at = to;
+  return absl::OkStatus();
+}
+
+// The record regions (version 3), placed from `*at` (the end of the codes);
+// leaves *at where the id table starts.
+absl::Status WriteRecordRegions(WritableFile* file, segment::RecordRegionsBuild* b,
+                                uint64_t* at) {
+  segment::RecordsDirectory& d = b->directory;
+  const uint64_t end = segment::PlaceRegions(*at, &d);
+  for (size_t i = 0; i < segment::kRegionCount; ++i) {
+    if (d.regions[i].length == 0) continue;
+    SHOAL_RETURN_IF_ERROR(Pad(file, d.regions[i].offset, at));
+    SHOAL_RETURN_IF_ERROR(file->Append(b->bytes[i]));
+    *at += b->bytes[i].size();
+  }
+  // The payloads after their index, about kWriteChunkBytes an Append.
+  std::string chunk;
+  for (const std::string_view payload : b->payloads) {
+    chunk.append(payload);
+    if (chunk.size() >= kWriteChunkBytes) {
+      SHOAL_RETURN_IF_ERROR(file->Append(chunk));
+      *at += chunk.size();
+      chunk.clear();
+    }
+  }
+  SHOAL_RETURN_IF_ERROR(file->Append(chunk));
+  *at += chunk.size();
+  return Pad(file, end, at);
+}
+
 absl::Status WriteFile(WritableFile* file, const SegmentContents& c, const Nodes& nodes,
                        const segment::Header& h,
                        const graph::VamanaBuilder& graph,
-                       const std::vector<IdEntry>& entries) {
+                       const std::vector<IdEntry>& entries,
+                       segment::RecordRegionsBuild* records) {
   SHOAL_RETURN_IF_ERROR(file->Append(segment::EncodeHeader(h)));
   SHOAL_RETURN_IF_ERROR(WriteNodeBlocks(file, c, nodes, h, graph));
   segment::Footer f;
   if (h.code == VectorCode::kSq8) {
     SHOAL_RETURN_IF_ERROR(WriteCodes(file, c, nodes, h, &f.code_checksum));
   }
-  const std::string id_table = EncodeIdTable(entries);
-  SHOAL_RETURN_IF_ERROR(file->Append(id_table));
   f.nodes_offset = segment::kHeaderSize;
   f.nodes_bytes = h.block_count * h.layout.block_bytes();
-  f.id_table_offset = f.nodes_offset + f.nodes_bytes + h.CodeAreaBytes();
+  uint64_t at = f.nodes_offset + f.nodes_bytes + h.CodeAreaBytes();
+  if (h.has_records_directory()) SHOAL_RETURN_IF_ERROR(WriteRecordRegions(file, records, &at));
+  const std::string id_table = EncodeIdTable(entries);
+  SHOAL_RETURN_IF_ERROR(file->Append(id_table));
+  f.id_table_offset = at;
   f.id_table_bytes = id_table.size();
   f.id_table_checksum = Checksum64(id_table.data(), id_table.size());
+  if (h.has_records_directory()) {
+    SHOAL_RETURN_IF_ERROR(file->Append(segment::EncodeRecordsDirectory(records->directory)));
+  }
   SHOAL_RETURN_IF_ERROR(file->Append(segment::EncodeFooter(f)));
   SHOAL_RETURN_IF_ERROR(file->Sync());
   return file->Close();
@@ -316,6 +389,12 @@ absl::Status BuildSegment(FileSystem* fs, ThreadPool* pool, const std::string& p
   if (options.code != VectorCode::kNone && options.code != VectorCode::kSq8) {
     return absl::InvalidArgumentError("segment code kind unknown");
   }
+  if (options.format_version != 2 && options.format_version != segment::kFormatVersion) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("segment format version ", options.format_version, " cannot be written"));
+  }
+  SHOAL_ASSIGN_OR_RETURN(const std::vector<record::ExtrasView> row_extras,
+                         ParseExtras(contents, options.format_version));
   const size_t n = contents.ids.size();
   Nodes nodes;
   if (contents.seed != nullptr) {
@@ -396,10 +475,19 @@ absl::Status BuildSegment(FileSystem* fs, ThreadPool* pool, const std::string& p
   h.alpha = options.graph.alpha;
   h.code = options.code;
   h.code_bytes = options.code == VectorCode::kSq8 ? codes::Sq8::CodeBytes(h.dim) : 0;
+  h.version = options.format_version;
+  // Each file node's extras: file node p is graph node graph_node[p], which
+  // is contents row order[graph_node[p]] (locality or seeded order).
+  segment::RecordRegionsBuild records;
+  if (!row_extras.empty()) {
+    std::vector<record::ExtrasView> node_extras(n);
+    for (uint32_t p = 0; p < n; ++p) node_extras[p] = row_extras[nodes.order[nodes.graph_node[p]]];
+    records = segment::BuildRecordRegions(node_extras);
+  }
 
   const std::string tmp = path + std::string(kTempSuffix);
   SHOAL_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, fs->NewWritableFile(tmp));
-  absl::Status s = WriteFile(file.get(), contents, nodes, h, graph, entries);
+  absl::Status s = WriteFile(file.get(), contents, nodes, h, graph, entries, &records);
   file.reset();
   if (s.ok()) s = fs->Rename(tmp, path);
   if (!s.ok()) {

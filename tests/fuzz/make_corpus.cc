@@ -23,6 +23,8 @@
 #include "version/manifest.h"
 #include "distance/distance.h"
 #include "segment/segment.h"
+#include "record/record_format.h"
+#include "segment/record_regions.h"
 #include "segment/segment_format.h"
 #include "shoal/db.h"
 #include "testutil/temp_dir.h"
@@ -130,8 +132,11 @@ void PutRecordsSeeds(const std::string& dir, const std::string& log_header,
 
 // A segment of n random vectors (ids 100 + 3i, sequences 1 + i) and the
 // given tombstones, built with one thread so that reruns give the same bytes.
+// With `records`, most rows carry labels, attributes and a payload (format
+// version 3's record regions).
 std::string Segment(const std::string& dir, uint32_t dim, shoal::Metric metric,
-                    uint32_t max_degree, size_t n, std::vector<uint64_t> tombstones) {
+                    uint32_t max_degree, size_t n, std::vector<uint64_t> tombstones,
+                    bool records = false) {
   std::vector<float> vectors = shoal::test::RandomVectors(n, dim, dim * 1000 + n);
   if (metric == shoal::Metric::kCosine) {
     for (size_t i = 0; i < n; ++i) (void)shoal::NormalizeInPlace(vectors.data() + i * dim, dim);
@@ -150,6 +155,18 @@ std::string Segment(const std::string& dir, uint32_t dim, shoal::Metric metric,
   c.vectors = vectors.data();
   c.tombstone_ids = tombstones;
   c.tombstone_sequences = tombstone_sequences;
+  std::vector<std::string> extras(records ? n : 0);
+  std::vector<std::string_view> extras_views;
+  for (size_t i = 0; i < extras.size(); ++i) {
+    if (i % 3 == 0) continue;  // a record without parts among the others
+    const std::vector<uint32_t> labels = {static_cast<uint32_t>(i % 4), 9};
+    std::vector<shoal::AttributeValue> attributes = {{0, static_cast<int64_t>(i) * 5 - 7}};
+    if (i % 2 == 1) attributes.push_back({1, -static_cast<int64_t>(i)});
+    const std::string payload = "payload " + std::to_string(i);
+    shoal::record::AppendEncoded({labels, attributes, payload}, &extras[i]);
+  }
+  extras_views.assign(extras.begin(), extras.end());
+  c.extras = extras_views;
   shoal::SegmentBuildOptions options;
   options.graph.max_degree = max_degree;
   options.graph.build_list_size = 16;
@@ -192,9 +209,26 @@ void WriteSegmentSeeds(const std::string& tmp, const std::string& out) {
   const char* footer = l2.data() + l2.size() - shoal::segment::kFooterSize;
   disagree[shoal::DecodeFixed64(footer + 16) + 8] ^= 1;  // the first entry's sequence
   WriteSeed(dir, "id_table_disagrees_with_record_fix", Seg(1, 0x13, disagree));
+  // Version 3 with record regions: whole, read from disk, and with a payload
+  // byte (only that payload's reads and VerifyAll notice) or a labels byte
+  // (Open notices) flipped.
+  const std::string rec = Segment(tmp, 4, shoal::Metric::kL2, 8, 30, {2, 5}, true);
+  WriteSeed(dir, "v3_records_l2_dim4_fix", Seg(1, 0x13, rec));
+  WriteSeed(dir, "disk_v3_records_l2_dim4_fix", Seg(5, 0x15, rec));
+  const char* directory = rec.data() + rec.size() - shoal::segment::kFooterSize -
+                          shoal::segment::kRecordsDirectorySize;
+  std::string flipped_payload = rec;
+  flipped_payload[shoal::DecodeFixed64(directory + 24 * shoal::segment::kPayloadsRegion) +
+                  shoal::segment::kPayloadEntrySize * 30 + 3] ^= 1;
+  WriteSeed(dir, "v3_records_flipped_payload", Seg(0, 0x13, flipped_payload));
+  WriteSeed(dir, "disk_v3_records_flipped_payload", Seg(4, 0x13, flipped_payload));
+  std::string flipped_labels = rec;
+  flipped_labels[shoal::DecodeFixed64(directory) + 130] ^= 1;
+  WriteSeed(dir, "v3_records_flipped_labels", Seg(0, 0x13, flipped_labels));
+  WriteSeed(dir, "v3_records_flipped_labels_fix", Seg(1, 0x13, flipped_labels));
   std::string newer = l2;
-  newer[8] = 2;  // format version 2 (with the checksum fixed: FailedPrecondition)
-  WriteSeed(dir, "version2_fix", Seg(1, 0, newer));
+  newer[8] = 4;  // format version 4 (with the checksum fixed: FailedPrecondition)
+  WriteSeed(dir, "version4_fix", Seg(1, 0, newer));
 }
 
 // max_rows byte (< 0x80: that many rows), then the file.

@@ -16,6 +16,8 @@
 #include "fuzz/fuzz_targets.h"
 #include "fuzz/one_file_system.h"
 #include "segment/segment.h"
+#include "record/record_format.h"
+#include "segment/record_regions.h"
 #include "segment/segment_format.h"
 #include "util/coding.h"
 #include "util/hash.h"
@@ -58,12 +60,41 @@ void FixSegmentChecksums(char* d, size_t size) {
   if (table <= end && table_bytes <= end - table) {
     EncodeFixed64(footer + 32, Checksum64(d + table, table_bytes));
   }
-  // Version 2: the codes lie between the node blocks and the id table.
+  // Version 2: the codes lie between the node blocks and the id table;
+  // version 3: the record regions too, then the codes end where the header
+  // says (8 * dim + n * code_bytes after the blocks).
+  const bool v3 = DecodeFixed32(d + 8) >= 3;
   const uint64_t nodes = DecodeFixed64(footer + 0);
   const uint64_t nodes_bytes = DecodeFixed64(footer + 8);
+  uint64_t codes_end = table;
+  if (v3) {
+    const uint64_t n = DecodeFixed64(d + 24);
+    const uint64_t code_bytes = DecodeFixed32(d + 76);
+    codes_end = n <= end && code_bytes <= 1 << 16 ? nodes + nodes_bytes + 8 * uint64_t{dim} +
+                                                        n * code_bytes
+                                                  : end + 1;
+  }
   if (DecodeFixed32(d + 72) != 0 && nodes <= end && nodes_bytes <= end - nodes &&
-      table <= end && table >= nodes + nodes_bytes) {
-    EncodeFixed64(footer + 40, Checksum64(d + nodes + nodes_bytes, table - nodes - nodes_bytes));
+      codes_end <= end && codes_end >= nodes + nodes_bytes && nodes + nodes_bytes <= end) {
+    EncodeFixed64(footer + 40,
+                  Checksum64(d + nodes + nodes_bytes, codes_end - nodes - nodes_bytes));
+  }
+  // Version 3: each record region's checksum (the payloads': of their
+  // index, n entries), then the records directory's.
+  if (v3 && end >= segment::kRecordsDirectorySize) {
+    char* dir = d + end - segment::kRecordsDirectorySize;
+    const uint64_t n = DecodeFixed64(d + 24);
+    for (size_t r = 0; r < segment::kRegionCount; ++r) {
+      const uint64_t offset = DecodeFixed64(dir + 24 * r);
+      uint64_t length = DecodeFixed64(dir + 24 * r + 8);
+      if (r == segment::kPayloadsRegion && length != 0 && n <= end) {
+        length = std::min<uint64_t>(length, segment::kPayloadEntrySize * n);
+      }
+      if (length != 0 && offset <= end && length <= end - offset) {
+        EncodeFixed64(dir + 24 * r + 16, Checksum64(d + offset, length));
+      }
+    }
+    EncodeFixed64(dir + 152, Checksum64(dir, 152));
   }
   EncodeFixed64(footer + 48, Checksum64(footer, 48));
 }
@@ -120,6 +151,53 @@ bool FindAgrees(const Segment& seg, uint32_t dim, const std::vector<Entry>& live
     agrees = agrees && found.ok() && *found == Segment::Lookup::kAbsent;
   }
   return agrees;
+}
+
+// Reads the record regions every way (accessors over every node, label
+// and attribute; FindRecord with and without payloads; ForEachRecord).
+// Aborts when a promise for any opened file breaks (extras that do not
+// parse, a posting naming a node out of range, an error other than
+// DataLoss); returns whether every read succeeded and agreed with the
+// accessors, promised only for a file that passes VerifyAll.
+bool CheckRecords(const Segment& seg, const std::vector<Entry>& live) {
+  const segment::RecordRegions* r = seg.record_regions();
+  FUZZ_CHECK(r != nullptr);
+  FUZZ_CHECK(r->empty() != seg.has_records());
+  const uint64_t n = seg.vector_count();
+  uint64_t sum = 0;
+  for (uint32_t node = 0; node < n; ++node) {
+    for (uint32_t label : r->labels(node)) sum += label;
+    for (uint32_t a = 0; a < r->attribute_count(); ++a) sum += r->attribute(node, a);
+    sum += r->attribute_mask(node);
+  }
+  for (size_t i = 0; i < r->distinct_label_count(); ++i) {
+    for (uint32_t node : r->posting_list(i)) FUZZ_CHECK(node < n);
+    FUZZ_CHECK(r->postings(r->posting_label(i)).size() == r->posting_list(i).size());
+  }
+  for (uint32_t a = 0; a <= r->attribute_count(); ++a) sum += r->summary(a).count;
+  touch_sink = static_cast<float>(sum);
+  bool agrees = true;
+  for (size_t i = 0; i < std::min(live.size(), kMaxLookups); ++i) {
+    for (const bool with_payload : {false, true}) {
+      std::string extras;
+      const absl::StatusOr<Segment::Lookup> found =
+          seg.FindRecord(live[i].id, nullptr, nullptr, &extras, with_payload);
+      FUZZ_CHECK(found.ok() || absl::IsDataLoss(found.status()));
+      agrees = agrees && found.ok();
+      if (!found.ok()) continue;
+      record::ExtrasView view;
+      size_t consumed = 0;
+      FUZZ_CHECK(record::Parse(extras, &view, &consumed).ok() && consumed == extras.size());
+    }
+  }
+  const absl::Status each = seg.ForEachRecord(
+      [&](uint64_t, uint64_t, const float*, std::string_view extras) {
+        record::ExtrasView view;
+        size_t consumed = 0;
+        FUZZ_CHECK(record::Parse(extras, &view, &consumed).ok() && consumed == extras.size());
+      });
+  FUZZ_CHECK(each.ok() || absl::IsDataLoss(each));
+  return agrees && each.ok();
 }
 
 // Beam searches for each query, with and without a visibility filter.
@@ -199,9 +277,11 @@ void CheckOpened(const Segment& listed, const Segment& fresh, uint32_t dim, uint
   CheckSearch(fresh, queries, params, live, complete);
   const bool agrees = FindAgrees(fresh, dim, live, tombstones);
 
+  const bool records_agree = CheckRecords(fresh, live);
+
   const absl::Status verified = fresh.VerifyAll();
   FUZZ_CHECK(verified.ok() || absl::IsDataLoss(verified));
-  if (verified.ok()) FUZZ_CHECK(complete && agrees);
+  if (verified.ok()) FUZZ_CHECK(complete && agrees && records_agree);
 }
 
 }  // namespace
