@@ -4,11 +4,14 @@
 // and the segments' shared flag round-trip in version 4; a version 3
 // manifest (no flags) opens with no segment shared; a version 2 manifest,
 // written before codes existed, opens its collections with
-// VectorCode::kNone; an unknown code or flag is damage.
+// VectorCode::kNone; an unknown code or flag is damage; the collections'
+// attribute names round-trip in version 5, a version 4 manifest opens its
+// collections with none, and a damaged attribute list is damage.
 
 #include "version/manifest.h"
 
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "util/coding.h"
@@ -89,6 +92,64 @@ TEST(ManifestTest, AVersion3ManifestHasNoSharedSegments) {
   EXPECT_FALSE(shard.segments[1].shared);
   EXPECT_EQ(shard.segments[1].number, 4u);
   EXPECT_EQ(m->collections[0].options.code, VectorCode::kSq8);
+}
+
+TEST(ManifestTest, TheAttributeNamesRoundTrip) {
+  Manifest m;
+  m.next_file_number = 9;
+  m.collections.push_back(Collection("a", VectorCode::kSq8));
+  m.collections[0].options.attributes = {"timestamp", "price_cents"};
+  m.collections.push_back(Collection("b", VectorCode::kSq8));
+  absl::StatusOr<Manifest> back = DecodeManifest(EncodeManifest(m), "MANIFEST");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->collections[0].options.attributes, m.collections[0].options.attributes);
+  EXPECT_TRUE(back->collections[1].options.attributes.empty());
+}
+
+// Version 4 byte for byte (the version 3 bytes above with the flags).
+std::string Version4Manifest() {
+  std::string v4 = "SHOALMAN";
+  PutFixed32(&v4, 4);
+  PutFixed64(&v4, 9);  // next file number
+  PutFixed32(&v4, 1);
+  PutFixed32(&v4, 1);
+  v4 += "a";
+  PutFixed32(&v4, 8);
+  v4.push_back(0);  // L2
+  PutFixed32(&v4, 1);
+  PutFixed32(&v4, 64);
+  PutFixed32(&v4, 100);
+  PutFixed32(&v4, 0x3f99999a);  // 1.2f
+  v4.push_back(static_cast<char>(VectorCode::kSq8));
+  PutFixed64(&v4, 17);  // shard 0: flushed sequence
+  PutFixed32(&v4, 1);   // one segment
+  for (uint64_t field : {3, 1, 10, 9, 1}) PutFixed64(&v4, field);
+  v4.push_back(0);  // flags
+  PutFixed64(&v4, Checksum64(v4.data(), v4.size()));
+  return v4;
+}
+
+TEST(ManifestTest, AVersion4ManifestOpensItsCollectionsWithoutAttributes) {
+  absl::StatusOr<Manifest> m = DecodeManifest(Version4Manifest(), "MANIFEST");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_TRUE(m->collections[0].options.attributes.empty());
+  EXPECT_EQ(m->collections[0].shards[0].segments.size(), 1u);
+  // Rewritten, it is version 5 and reads back the same.
+  absl::StatusOr<Manifest> again = DecodeManifest(EncodeManifest(*m), "MANIFEST");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->collections[0].shards[0].segments[0].number, 3u);
+}
+
+TEST(ManifestTest, BadAttributeNamesAreDataLoss) {
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"a b"}, {"ts", "ts"}, {std::string(65, 'x')}, {""}}) {
+    Manifest m;
+    m.next_file_number = 9;
+    m.collections.push_back(Collection("a", VectorCode::kSq8));
+    m.collections[0].options.attributes = bad;
+    absl::StatusOr<Manifest> back = DecodeManifest(EncodeManifest(m), "MANIFEST");
+    EXPECT_EQ(back.status().code(), absl::StatusCode::kDataLoss) << bad.size();
+  }
 }
 
 TEST(ManifestTest, AnUnknownSegmentFlagIsDataLoss) {
