@@ -171,10 +171,10 @@ class Collection {
 
   // Records (collection_records.cc): as Partition, for records; each
   // kept row's parts, checked and canonical, in *part_extras (copies that
-  // need it in *store), or none at all when no record has any.
+  // need it in *stores), or none at all when no record has any.
   absl::Status PartitionRecords(std::span<const Record> records, bool dedupe,
                                 std::unique_ptr<float[]>* normalized,
-                                record::NormalizeStore* store,
+                                std::vector<record::NormalizeStore>* stores,
                                 std::vector<uint64_t>* part_ids,
                                 std::vector<const float*>* part_rows,
                                 std::vector<record::Extras>* part_extras,

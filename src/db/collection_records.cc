@@ -40,7 +40,7 @@ absl::Status CheckParts(uint32_t parts) {
 
 absl::Status Collection::PartitionRecords(std::span<const Record> records, bool dedupe,
                                           std::unique_ptr<float[]>* normalized,
-                                          record::NormalizeStore* store,
+                                          std::vector<record::NormalizeStore>* stores,
                                           std::vector<uint64_t>* part_ids,
                                           std::vector<const float*>* part_rows,
                                           std::vector<record::Extras>* part_extras,
@@ -52,32 +52,51 @@ absl::Status Collection::PartitionRecords(std::span<const Record> records, bool 
   if (cosine) normalized->reset(new float[n * dim]);  // not zero-filled first
   std::vector<record::Extras> extras(n);
   std::vector<const float*> rows(n);
-  bool any = false;
-  for (size_t i = 0; i < n; ++i) {
-    const Record& r = records[i];
-    auto bad = [&](const absl::Status& s) {
-      return absl::Status(s.code(), absl::StrCat("record ", i, " (id ", r.id, "): ",
-                                                 s.message()));
-    };
-    if (r.vector.size() != dim || dim > kMaxFastCheckDim ||
-        !AllWellBelowDistanceRange(r.vector.data(), dim)) {
-      absl::Status s = ValidateVectors(r.vector, 1, options_.dim, options_.metric, "vector");
-      if (!s.ok()) return bad(s);
-    }
-    rows[i] = r.vector.data();
-    if (cosine) {
-      float* out = normalized->get() + i * dim;
-      std::memcpy(out, r.vector.data(), dim * sizeof(float));
-      if (!NormalizeInPlace(out, dim)) {
-        return bad(absl::InvalidArgumentError(
-            "a zero vector has no direction under kCosine"));
+  // Checked in chunks of records, over the pool for a large batch (as
+  // Partition checks vectors): the first pass over rows that usually come
+  // cold from RAM. Each chunk keeps the copies it makes in its own store
+  // and notes its first bad record; the batch reports the first of all.
+  constexpr size_t kChunkFloats = size_t{1} << 16;
+  const size_t per_chunk = std::max<size_t>(1, kChunkFloats / dim);
+  const size_t chunks = (n + per_chunk - 1) / per_chunk;
+  stores->resize(chunks);
+  std::vector<absl::Status> bad(chunks);
+  std::vector<uint8_t> any_in(chunks, 0);
+  auto work = [&](size_t c) {
+    const size_t end = std::min(n, (c + 1) * per_chunk);
+    for (size_t i = c * per_chunk; i < end; ++i) {
+      const Record& r = records[i];
+      auto fail = [&](const absl::Status& s) {
+        bad[c] = absl::Status(s.code(), absl::StrCat("record ", i, " (id ", r.id, "): ",
+                                                     s.message()));
+      };
+      if (r.vector.size() != dim || dim > kMaxFastCheckDim ||
+          !AllWellBelowDistanceRange(r.vector.data(), dim)) {
+        absl::Status s = ValidateVectors(r.vector, 1, options_.dim, options_.metric, "vector");
+        if (!s.ok()) return fail(s);
       }
-      rows[i] = out;
+      rows[i] = r.vector.data();
+      if (cosine) {
+        float* out = normalized->get() + i * dim;
+        std::memcpy(out, r.vector.data(), dim * sizeof(float));
+        if (!NormalizeInPlace(out, dim)) {
+          return fail(absl::InvalidArgumentError("a zero vector has no direction under kCosine"));
+        }
+        rows[i] = out;
+      }
+      absl::Status s = record::NormalizeRecord(r, options_.attributes.size(), &(*stores)[c],
+                                               &extras[i]);
+      if (!s.ok()) return fail(s);
+      any_in[c] |= !extras[i].empty();
     }
-    absl::Status s = record::NormalizeRecord(r, options_.attributes.size(), store, &extras[i]);
-    if (!s.ok()) return bad(s);
-    any |= !extras[i].empty();
+  };
+  if (pool_ != nullptr && chunks > 1) {
+    pool_->ParallelFor(chunks, work);
+  } else {
+    for (size_t c = 0; c < chunks; ++c) work(c);
   }
+  for (const absl::Status& s : bad) SHOAL_RETURN_IF_ERROR(s);
+  const bool any = std::find(any_in.begin(), any_in.end(), 1) != any_in.end();
   // With dedupe, only the last record of each id takes part.
   std::vector<bool> keep;
   if (dedupe) {
@@ -118,12 +137,12 @@ absl::Status Collection::PartitionRecords(std::span<const Record> records, bool 
 absl::Status Collection::Put(const Record& record) {
   const int64_t started = timing::kEnabled ? timing::NowMicros() : 0;
   std::unique_ptr<float[]> normalized;
-  record::NormalizeStore store;
+  std::vector<record::NormalizeStore> stores;
   std::vector<uint64_t> ids;
   std::vector<const float*> rows;
   std::vector<record::Extras> extras;
   std::vector<size_t> start;
-  absl::Status valid = PartitionRecords({&record, 1}, /*dedupe=*/false, &normalized, &store,
+  absl::Status valid = PartitionRecords({&record, 1}, /*dedupe=*/false, &normalized, &stores,
                                         &ids, &rows, &extras, &start);
   if (!valid.ok()) return Prefixed("Put", valid);
   Shard& shard = *shards_[ShardOf(record.id, options_.shard_count)];
@@ -134,12 +153,12 @@ absl::Status Collection::PutBatch(std::span<const Record> records) {
   if (records.size() >= kBulkPutBatchRecords) return BulkLoad(records);
   const int64_t started = timing::kEnabled ? timing::NowMicros() : 0;
   std::unique_ptr<float[]> normalized;
-  record::NormalizeStore store;
+  std::vector<record::NormalizeStore> stores;
   std::vector<uint64_t> part_ids;
   std::vector<const float*> part_rows;
   std::vector<record::Extras> part_extras;
   std::vector<size_t> start;
-  absl::Status valid = PartitionRecords(records, /*dedupe=*/false, &normalized, &store,
+  absl::Status valid = PartitionRecords(records, /*dedupe=*/false, &normalized, &stores,
                                         &part_ids, &part_rows, &part_extras, &start);
   if (!valid.ok()) return Prefixed("PutBatch", valid);
   std::vector<Shard::BatchPart> parts;  // in shard order
@@ -167,12 +186,12 @@ absl::Status Collection::BulkLoad(std::span<const Record> records) {
                        "collection,vectors,shards,partition_us,copy_us,graph_us,write_us,"
                        "publish_us,total_us");
   std::unique_ptr<float[]> normalized;
-  record::NormalizeStore store;
+  std::vector<record::NormalizeStore> stores;
   std::vector<uint64_t> part_ids;
   std::vector<const float*> part_rows;
   std::vector<record::Extras> part_extras;
   std::vector<size_t> start;
-  absl::Status valid = PartitionRecords(records, /*dedupe=*/true, &normalized, &store,
+  absl::Status valid = PartitionRecords(records, /*dedupe=*/true, &normalized, &stores,
                                         &part_ids, &part_rows, &part_extras, &start);
   if (!valid.ok()) return Prefixed("BulkLoad", valid);
   // The segment writer takes each row's parts encoded.

@@ -100,15 +100,23 @@ absl::Status Shard::BeginPuts(std::span<const uint64_t> ids,
                               std::span<const record::Extras> extras, bool write_through) {
   const size_t row_bytes = size_t{dim()} * sizeof(float);
   const size_t length = PutsPayloadSize(ids.size(), dim(), extras);
-  if (!extras.empty() || !write_through || length < kWriteThroughBytes || wal_->direct()) {
+  if (!write_through || length < kWriteThroughBytes || wal_->direct()) {
     SHOAL_ASSIGN_OR_RETURN(char* payload, wal_->BeginRecord(length));
     EncodePuts(ids, rows, extras, payload);
     return absl::OkStatus();
   }
   // The ids, then the rows: one piece for each run of rows that follow each
-  // other in the caller's memory.
+  // other in the caller's memory; then the records' extras, encoded here
+  // first (a copy of a few bytes a row: the write through the file spares
+  // the zero-fill of fresh mapped pages, which costs more).
+  std::string encoded;
+  if (!extras.empty()) {
+    encoded.resize(length - wal::PutPayloadSize(ids.size(), dim()));
+    char* out = encoded.data();
+    for (const record::Extras& e : extras) out = record::Encode(e, out);
+  }
   std::vector<std::string_view> pieces;
-  pieces.reserve(1 + rows.size());
+  pieces.reserve(2 + rows.size());
   pieces.emplace_back(reinterpret_cast<const char*>(ids.data()), ids.size() * sizeof(uint64_t));
   for (size_t i = 0; i < rows.size();) {
     size_t run = 1;
@@ -116,7 +124,8 @@ absl::Status Shard::BeginPuts(std::span<const uint64_t> ids,
     pieces.emplace_back(reinterpret_cast<const char*>(rows[i]), run * row_bytes);
     i += run;
   }
-  return wal_->BeginRecordWrite(wal::RecordType::kPut, next_sequence_,
+  if (!encoded.empty()) pieces.emplace_back(encoded);
+  return wal_->BeginRecordWrite(PutsType(extras), next_sequence_,
                                 static_cast<uint32_t>(ids.size()), dim(), pieces);
 }
 
