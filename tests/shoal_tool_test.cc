@@ -13,6 +13,7 @@
 #include "dataset/dataset_reader.h"
 #include "dataset/dataset_writer.h"
 #include "gtest/gtest.h"
+#include "shoal/db.h"
 #include "testutil/temp_dir.h"
 #include "util/file_system.h"
 
@@ -94,6 +95,64 @@ TEST_F(ShoalToolTest, CreateLoadSearchStatsVerifyDumpWal) {
   r = Shoal("dump-wal " + wal);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find(" put "), std::string::npos) << r.output;
+}
+
+TEST_F(ShoalToolTest, LoadsLabelsFromASideFileAndShowsThem) {
+  ToolRun r = Shoal("create " + db_ + " --dim 8 --shards 2 --attributes ts,price_cents");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // Line i: vector i's labels; every tenth line empty (no labels).
+  const std::string labels = dir_.Sub("labels.txt");
+  {
+    std::ofstream out(labels);
+    for (int i = 0; i < 500; ++i) {
+      if (i % 10 != 0) out << i % 3 << ", " << 100 + i % 7 << " " << i % 3;
+      out << "\n";
+    }
+  }
+  r = Shoal("load " + db_ + " " + base_ + " --batch 100 --labels " + labels);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::string wal;
+  for (const auto& e : std::filesystem::directory_iterator(db_ + "/default/shard-0")) {
+    if (e.path().extension() == ".log") wal = e.path().string();
+  }
+  r = Shoal("dump-wal " + wal);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("labels ["), std::string::npos) << r.output;
+  r = Shoal("load " + db_ + " " + base_ + " --bulk --first_id 1000 --labels " + labels);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = Shoal("stats " + db_);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("attributes: ts,price_cents"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("label bytes 0,"), std::string::npos) << r.output;
+  r = Shoal("verify " + db_);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  {
+    // The records read back with their labels (canonical: sorted, once).
+    Options o;
+    o.create_if_missing = false;
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<DB> db, DB::Open(o, db_));
+    ASSERT_OK_AND_ASSIGN(RecordData rec, db->GetRecord(1004));
+    EXPECT_EQ(rec.labels, (std::vector<uint32_t>{1, 104}));
+    ASSERT_OK_AND_ASSIGN(rec, db->GetRecord(10));
+    EXPECT_TRUE(rec.labels.empty());
+  }
+  // A labels file that does not fit: a clear error, nothing loaded.
+  const std::string bad = dir_.Sub("bad.txt");
+  {
+    std::ofstream out(bad);
+    out << "1 2\nthree\n";
+  }
+  r = Shoal("load " + db_ + " " + base_ + " --first_id 9000 --labels " + bad);
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("line 2"), std::string::npos) << r.output;
+  const std::string short_file = dir_.Sub("short.txt");
+  {
+    std::ofstream out(short_file);
+    out << "1\n2\n";
+  }
+  r = Shoal("load " + db_ + " " + base_ + " --first_id 9000 --labels " + short_file);
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("2 lines for 500 vectors"), std::string::npos) << r.output;
 }
 
 TEST_F(ShoalToolTest, VerifyReportsAFlippedByteAndExitsThree) {
