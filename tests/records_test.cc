@@ -13,6 +13,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -85,14 +86,17 @@ Owned MakeRecord(uint64_t id, uint64_t version = 0) {
   return r;
 }
 
-class RecordsTest : public ::testing::TestWithParam<SegmentStorage> {
+// (storage, one graph for the collection's shards while small: the shards'
+// own merges run only without it).
+class RecordsTest : public ::testing::TestWithParam<std::tuple<SegmentStorage, bool>> {
  protected:
   void SetUp() override { Open(); }
 
   Options DbOptions() const {
     Options o = DefaultOptions(0);
-    o.segment_storage = GetParam();
+    o.segment_storage = std::get<0>(GetParam());
     o.compaction.automatic = false;  // merges run when the test says
+    if (!std::get<1>(GetParam())) o.compaction.one_graph_max_vectors = 0;
     return o;
   }
   void Open() {
@@ -243,6 +247,25 @@ TEST_P(RecordsTest, MergesKeepEachRecordWithItsVector) {
   CheckAll();
 }
 
+TEST_P(RecordsTest, AMergeThatExtendsAGraphKeepsEachRecordWithItsNode) {
+  // A large segment, then new ids only (nothing of the large one dropped):
+  // the merge inserts the new rows into the large segment's graph and
+  // reads its records in a second pass.
+  std::vector<Owned> batch;
+  for (uint64_t id = 1; id <= 400; ++id) batch.push_back(MakeRecord(id));
+  PutBatch(batch);
+  ASSERT_OK(db_->Flush());
+  batch.clear();
+  for (uint64_t id = 1001; id <= 1040; ++id) batch.push_back(MakeRecord(id));
+  PutBatch(batch);
+  ASSERT_OK(db_->Flush());
+  Put(MakeRecord(2001));
+  ASSERT_OK(db_->Compact());
+  CheckAll();
+  Reopen();
+  CheckAll();
+}
+
 TEST_P(RecordsTest, SearchesFindRecordsAsTheyFindVectors) {
   std::vector<Owned> batch;
   for (uint64_t id = 1; id <= 300; ++id) batch.push_back(MakeRecord(id));
@@ -301,11 +324,14 @@ TEST_P(RecordsTest, BadRecordsAreRefusedAndWriteNothing) {
   CheckAll();
 }
 
-INSTANTIATE_TEST_SUITE_P(Storage, RecordsTest,
-                         ::testing::Values(SegmentStorage::kMapped, SegmentStorage::kDisk),
-                         [](const auto& info) {
-                           return info.param == SegmentStorage::kMapped ? "Mapped" : "Disk";
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Storage, RecordsTest,
+    ::testing::Combine(::testing::Values(SegmentStorage::kMapped, SegmentStorage::kDisk),
+                       ::testing::Bool()),
+    [](const auto& info) {
+      return std::string(std::get<0>(info.param) == SegmentStorage::kMapped ? "Mapped" : "Disk") +
+             (std::get<1>(info.param) ? "OneGraph" : "GraphAShard");
+    });
 
 TEST(RecordsSchemaTest, AttributeNamesAreCheckedAndKept) {
   TempDir dir;
