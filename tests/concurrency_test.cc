@@ -492,6 +492,84 @@ TEST(ConcurrencyInPlaceTest, ReadersWhileFlushesRemoveTheLogsTheirRowsAreIn) {
   ASSERT_OK(db->Close());
 }
 
+// Records (issue 43) read while writers put new versions of them in large
+// batches (their parts read in place in the log's view), memtables flush
+// and merges run: every record a reader gets is whole and of one version
+// (its vector, labels, attribute and payload all say the same version).
+TEST(ConcurrencyInPlaceTest, RecordReadersSeeWholeRecordsWhileWritesFlushAndMerge) {
+  TempDir dir;
+  Options options = DefaultOptions(kDim, Metric::kL2, 2);
+  options.default_collection.attributes = {"version"};
+  options.worker_threads = 2;
+  options.memtable_bytes = 256 << 10;
+  options.wal_file_bytes = 128 << 10;
+  options.compaction.one_graph_max_vectors = 0;  // the shards' own merges
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, dir.path()));
+  constexpr uint64_t kUniverse = 3000;
+  constexpr size_t kBatch = 1500;
+  struct Version {
+    std::vector<float> vector;
+    std::vector<uint32_t> labels;
+    AttributeValue attribute;
+    std::string payload;
+  };
+  auto version_of = [](uint64_t id, uint64_t version) {
+    Version v;
+    v.vector = RandomVector(kDim, version * kUniverse + id);
+    v.vector[0] = static_cast<float>(id);
+    v.vector[1] = static_cast<float>(version);
+    v.labels = {static_cast<uint32_t>(id % 5), static_cast<uint32_t>(1000 + version)};
+    v.attribute = {0, static_cast<int64_t>(version)};
+    v.payload = absl::StrCat(id, ":", version, ":", std::string(id % 300, 'p'));
+    return v;
+  };
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> written{0};
+  FirstFailure failure;
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 2; ++r) {
+    readers.emplace_back([&, r] {
+      std::mt19937_64 rng(r);
+      while (!stop.load()) {
+        const uint64_t bound = written.load();
+        if (bound == 0) continue;
+        const uint64_t id = rng() % bound;
+        absl::StatusOr<RecordData> got = db->GetRecord(id);
+        if (!got.ok() || got->vector.size() != kDim) {
+          failure.Record("GetRecord(" + std::to_string(id) + "): " + got.status().ToString());
+          continue;
+        }
+        const uint64_t version = static_cast<uint64_t>(got->vector[1]);
+        const Version want = version_of(id, version);
+        if (got->vector != want.vector || got->labels != want.labels ||
+            got->attributes != std::vector<AttributeValue>{want.attribute} ||
+            got->payload != want.payload) {
+          failure.Record("GetRecord(" + std::to_string(id) + ") is not one whole version");
+        }
+      }
+    });
+  }
+  for (uint64_t b = 0; b < 8 && !failure.failed(); ++b) {
+    std::vector<Version> versions;
+    std::vector<Record> records;
+    versions.reserve(kBatch);
+    for (size_t i = 0; i < kBatch; ++i) {
+      const uint64_t id = (b * kBatch + i) % kUniverse;
+      versions.push_back(version_of(id, b));
+      const Version& v = versions.back();
+      records.push_back(Record{id, v.vector, v.labels, {&v.attribute, 1}, v.payload});
+    }
+    ASSERT_OK(db->PutBatch(records));
+    written.store(std::min<uint64_t>(kUniverse, (b + 1) * kBatch));
+  }
+  ASSERT_OK(db->Flush());
+  ASSERT_OK(db->WaitForCompact());
+  stop.store(true);
+  for (std::thread& t : readers) t.join();
+  EXPECT_FALSE(failure.failed()) << failure.message();
+  ASSERT_OK(db->Close());
+}
+
 // Whole-database Flush and Compact while another thread creates, writes and
 // drops a collection in a loop: each call succeeds and reaches every other
 // collection. Until 2026-11-25 most Flush() calls returned the dropped
