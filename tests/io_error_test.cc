@@ -22,8 +22,10 @@
 //     are independent), and nothing else appears.
 // The calls are scripts of DB operations run through a Tracker, which keeps,
 // for every (collection, id), the set of states the DB may legitimately be
-// in. New calls are added to Cases() below; one that returns Unimplemented
-// without a fault is skipped and reported.
+// in. A state is a whole record (vector, labels, attributes, payload: a
+// record is atomic, so a torn one matches no state) and is checked with
+// GetRecord, every part. New calls are added to Cases() below; one that
+// returns Unimplemented without a fault is skipped and reported.
 
 #include <algorithm>
 #include <atomic>
@@ -38,12 +40,15 @@
 #include <optional>
 #include <ostream>
 #include <set>
+#include <span>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "db/inspect.h"
 #include "gtest/gtest.h"
+#include "shoal/record.h"
 #include "testutil/fault_injection_fs.h"
 #include "testutil/temp_dir.h"
 #include "version/filename.h"
@@ -55,8 +60,127 @@ namespace stdfs = std::filesystem;
 
 constexpr uint32_t kDim = 4;
 constexpr char kOther[] = "other";
+// The attributes the collections declare: the default collection two, the
+// other one (records give values by index).
+constexpr uint32_t kDefaultAttributes = 2;
+constexpr uint32_t kOtherAttributes = 1;
 
-using State = std::optional<std::vector<float>>;  // nullopt: absent
+uint32_t AttributeCount(const std::string& collection) {
+  return collection == kOther ? kOtherAttributes : kDefaultAttributes;
+}
+
+// A record as GetRecord returns it (labels ascending and distinct,
+// attributes by index), ordered so that states can live in a std::set.
+struct Value {
+  std::vector<float> vector;
+  std::vector<uint32_t> labels;
+  std::vector<std::pair<uint32_t, int64_t>> attributes;
+  std::string payload;
+
+  auto operator<=>(const Value&) const = default;
+};
+
+Value FromRecordData(const RecordData& r) {
+  Value v{r.vector, r.labels, {}, r.payload};
+  for (const AttributeValue& a : r.attributes) v.attributes.emplace_back(a.attribute, a.value);
+  return v;
+}
+
+// What a state looks like in a failure message.
+std::string Describe(const std::optional<Value>& v) {
+  if (!v) return "absent";
+  std::string out = "vector [";
+  for (float x : v->vector) out += std::to_string(x) + " ";
+  out += "] labels {";
+  for (uint32_t l : v->labels) out += std::to_string(l) + " ";
+  out += "} attributes {";
+  for (const auto& [a, x] : v->attributes) {
+    out += std::to_string(a) + ":" + std::to_string(x) + " ";
+  }
+  out += "} payload " + std::to_string(v->payload.size()) + " bytes";
+  return out;
+}
+
+using State = std::optional<Value>;  // nullopt: absent
+
+// A record to write, owning its parts (Record views them), given as a caller
+// may: labels unsorted with a repeat, attributes out of index order.
+struct OwnedRecord {
+  uint64_t id = 0;
+  std::vector<float> vector;
+  std::vector<uint32_t> labels;
+  std::vector<AttributeValue> attributes;
+  std::string payload;
+
+  Record View() const { return Record{id, vector, labels, attributes, payload}; }
+  Value Expected() const {
+    Value v{vector, labels, {}, payload};
+    std::sort(v.labels.begin(), v.labels.end());
+    v.labels.erase(std::unique(v.labels.begin(), v.labels.end()), v.labels.end());
+    for (const AttributeValue& a : attributes) v.attributes.emplace_back(a.attribute, a.value);
+    std::sort(v.attributes.begin(), v.attributes.end());
+    return v;
+  }
+};
+
+std::vector<float> Vec(uint64_t seed) { return RandomVector(kDim, seed); }
+
+// Payload bytes of `size`, every byte value among them (opaque: zeros too).
+std::string PayloadBytes(size_t size, uint64_t seed) {
+  std::string p(size, '\0');
+  for (size_t i = 0; i < size; ++i) p[i] = static_cast<char>((i * 131 + seed * 7) & 0xff);
+  return p;
+}
+
+// Record `id` with parts chosen by `seed`: a vector alone; a payload alone
+// (1 byte to 1.5 KB); every part; labels and one attribute; every part with
+// a larger payload. `attributes` is how many its collection declares.
+// `large_payload`, when not 0, is the payload size of every record that has
+// one.
+OwnedRecord MakeRecord(uint64_t id, uint64_t seed, uint32_t attributes,
+                       size_t large_payload = 0) {
+  OwnedRecord r;
+  r.id = id;
+  r.vector = Vec(seed * 13 + 5);
+  const uint32_t l = static_cast<uint32_t>(seed % 7);
+  switch (seed % 5) {
+    case 0:  // the vector alone
+      break;
+    case 1:  // a payload alone
+      r.payload = PayloadBytes(seed % 3 == 0 ? 1 : seed % 3 == 1 ? 200 : 1500, seed);
+      break;
+    case 2:  // every part
+      r.labels = {l + 10, 3, l + 10, 1u << 31};
+      for (uint32_t a = attributes; a-- > 0;) {
+        r.attributes.push_back({a, static_cast<int64_t>(seed) * -1000 - a});
+      }
+      r.payload = PayloadBytes(16 + seed % 50, seed);
+      break;
+    case 3:  // labels and one attribute, no payload
+      r.labels = {l};
+      r.attributes = {{attributes - 1, static_cast<int64_t>(1700000000 + seed)}};
+      break;
+    default:  // every part, a larger payload
+      r.labels = {7, l, 0};
+      for (uint32_t a = 0; a < attributes; ++a) {
+        r.attributes.push_back({a, a == 0 ? INT64_MIN + static_cast<int64_t>(seed)
+                                          : static_cast<int64_t>(seed)});
+      }
+      r.payload = PayloadBytes(700 + seed % 300, seed);
+      break;
+  }
+  if (large_payload != 0 && !r.payload.empty()) r.payload = PayloadBytes(large_payload, seed);
+  return r;
+}
+
+std::vector<OwnedRecord> MakeRecords(uint64_t from, uint64_t to, uint64_t seed,
+                                     uint32_t attributes, size_t large_payload = 0) {
+  std::vector<OwnedRecord> records;
+  for (uint64_t id = from; id < to; ++id) {
+    records.push_back(MakeRecord(id, id + seed, attributes, large_payload));
+  }
+  return records;
+}
 
 // What the DB may hold: for every collection whether it may exist, and for
 // every id the states it may be in. An acknowledged operation narrows a set
@@ -67,9 +191,10 @@ class Tracker {
 
   void Acked(bool ok) { ok ? ++acked_ : ++failed_; }
 
+  // A vector without the other parts (the calls that take spans).
   absl::Status Put(DB& db, const std::string& c, uint64_t id, const std::vector<float>& v) {
     absl::Status s = db.Put(c, id, v);
-    Record(s, c, {id}, {State(v)});
+    Note(s, c, {id}, {State(Value{v, {}, {}, {}})});
     return s;
   }
   absl::Status PutBatch(DB& db, const std::string& c, const std::vector<uint64_t>& ids,
@@ -77,21 +202,46 @@ class Tracker {
     absl::Status s = bulk ? db.BulkLoad(c, ids, rows) : db.PutBatch(c, ids, rows);
     std::vector<State> states;
     for (size_t i = 0; i < ids.size(); ++i) {
-      states.emplace_back(std::vector<float>(rows.begin() + i * kDim,
-                                             rows.begin() + (i + 1) * kDim));
+      states.emplace_back(Value{std::vector<float>(rows.begin() + i * kDim,
+                                                   rows.begin() + (i + 1) * kDim),
+                                {}, {}, {}});
     }
-    Record(s, c, ids, states);
+    Note(s, c, ids, states);
+    return s;
+  }
+  // Records (DB::Put(Record), PutBatch or BulkLoad of records).
+  absl::Status PutRecord(DB& db, const std::string& c, const OwnedRecord& r) {
+    absl::Status s = db.Put(c, r.View());
+    Note(s, c, {r.id}, {State(r.Expected())});
+    return s;
+  }
+  absl::Status PutRecords(DB& db, const std::string& c, const std::vector<OwnedRecord>& records,
+                          bool bulk = false) {
+    std::vector<Record> views;
+    std::vector<uint64_t> ids;
+    std::vector<State> states;
+    for (const OwnedRecord& r : records) {
+      views.push_back(r.View());
+      ids.push_back(r.id);
+      states.emplace_back(r.Expected());
+    }
+    absl::Status s = bulk ? db.BulkLoad(c, std::span<const Record>(views))
+                          : db.PutBatch(c, std::span<const Record>(views));
+    Note(s, c, ids, states);
     return s;
   }
   absl::Status Delete(DB& db, const std::string& c, uint64_t id) {
     absl::Status s = db.Delete(c, id);
-    Record(s, c, {id}, {State()});
+    Note(s, c, {id}, {State()});
     return s;
   }
   absl::Status Create(DB& db, const std::string& c, uint32_t shards) {
     CollectionOptions o;
     o.dim = kDim;
     o.shard_count = shards;
+    for (uint32_t a = 0; a < AttributeCount(c); ++a) {
+      o.attributes.push_back("a" + std::to_string(a));
+    }
     absl::Status s = db.CreateCollection(c, o);
     if (s.ok()) {
       exists_[c] = {true};
@@ -143,19 +293,20 @@ class Tracker {
       const auto& [c, id] = key;
       State got;
       if (std::count(listed.begin(), listed.end(), c) > 0) {
-        absl::StatusOr<std::vector<float>> v = db.Get(c, id);
-        if (v.ok()) {
-          got = *v;
-        } else if (!absl::IsNotFound(v.status())) {
-          return ::testing::AssertionFailure() << "Get(" << c << ", " << id << ") -> "
-                                               << v.status();
+        absl::StatusOr<RecordData> r = db.GetRecord(c, id, kAllParts);
+        if (r.ok()) {
+          got = FromRecordData(*r);
+        } else if (!absl::IsNotFound(r.status())) {
+          return ::testing::AssertionFailure() << "GetRecord(" << c << ", " << id << ") -> "
+                                               << r.status();
         }
       }
       if (!allowed.count(got)) {
-        return ::testing::AssertionFailure()
-               << c << "/" << id << " is " << (got ? "present" : "absent")
-               << (got && Contains(allowed, true) ? " with another value" : "")
-               << ", which no acknowledged history allows";
+        ::testing::AssertionResult failure = ::testing::AssertionFailure();
+        failure << c << "/" << id << " is " << Describe(got)
+                << ", which no acknowledged history allows; allowed:";
+        for (const State& st : allowed) failure << "\n  " << Describe(st);
+        return failure;
       }
     }
     return ::testing::AssertionSuccess();
@@ -164,14 +315,8 @@ class Tracker {
   uint64_t acked() const { return acked_; }
 
  private:
-  static bool Contains(const std::set<State>& s, bool present) {
-    for (const State& st : s) {
-      if (st.has_value() == present) return true;
-    }
-    return false;
-  }
-  void Record(const absl::Status& s, const std::string& c, const std::vector<uint64_t>& ids,
-              const std::vector<State>& states) {
+  void Note(const absl::Status& s, const std::string& c, const std::vector<uint64_t>& ids,
+            const std::vector<State>& states) {
     // In a batch the last copy of an id wins; an acknowledged one narrows.
     std::map<uint64_t, State> last;
     for (size_t i = 0; i < ids.size(); ++i) last[ids[i]] = states[i];
@@ -266,13 +411,22 @@ Options CaseOptions(const IoCase& c) {
   o.worker_threads = 2;
   o.collection_commit_log = c.commit_log;
   o.compaction = c.compaction;
+  for (uint32_t a = 0; a < kDefaultAttributes; ++a) {
+    o.default_collection.attributes.push_back("a" + std::to_string(a));
+  }
   return o;
 }
 
-std::vector<float> Vec(uint64_t seed) { return RandomVector(kDim, seed); }
-
 void PutRange(DB& db, Tracker* t, const std::string& c, uint64_t from, uint64_t to) {
   for (uint64_t id = from; id < to; ++id) ASSERT_OK(t->Put(db, c, id, Vec(id * 7 + 1)));
+}
+
+// Puts records from..to one at a time, their parts chosen by id + seed.
+void PutRecordRange(DB& db, Tracker* t, const std::string& c, uint64_t from, uint64_t to,
+                    uint64_t seed = 0) {
+  for (const OwnedRecord& r : MakeRecords(from, to, seed, AttributeCount(c))) {
+    ASSERT_OK(t->PutRecord(db, c, r));
+  }
 }
 
 // Appends bytes that are not a record after the last log file's records of
@@ -594,13 +748,112 @@ std::vector<IoCase> Cases() {
       return absl::OkStatus();
     };
   }
+  // ---- Records: labels, attributes and payloads beside the vectors ----
+  // Each mixes records with every part, with none, and with some, payloads
+  // of 1 byte to a few KB (MakeRecord); a later put replaces a whole record.
+  {
+    // Puts of records one at a time, under kAlways: each put's log record
+    // (and its commit log copy) carries the extras; then a record replaced
+    // by one without parts, another by one with other parts, and a delete.
+    IoCase& c = add("PutRecordsKAlways");
+    c.policy = FsyncPolicy::kAlways;
+    c.setup = [](DB& db, Tracker* t) { PutRecordRange(db, t, "default", 0, 6); };
+    c.call = [](DB& db, Tracker* t) {
+      for (const OwnedRecord& r : MakeRecords(100, 105, 0, kDefaultAttributes)) {
+        absl::Status s = t->PutRecord(db, "default", r);
+        if (!s.ok()) return s;
+      }
+      absl::Status s = t->PutRecord(db, "default", MakeRecord(2, 0, kDefaultAttributes));
+      if (s.ok()) s = t->PutRecord(db, "default", MakeRecord(1, 4, kDefaultAttributes));
+      if (s.ok()) s = t->Delete(db, "default", 4);
+      return s;
+    };
+  }
+  {
+    // A batch of records over the three shards (one log record each, or a
+    // commit log entry for them all), replacing some records of the setup.
+    IoCase& c = add("PutBatchRecordsKAlways");
+    c.policy = FsyncPolicy::kAlways;
+    c.setup = [](DB& db, Tracker* t) { PutRecordRange(db, t, "default", 0, 8); };
+    c.call = [](DB& db, Tracker* t) {
+      return t->PutRecords(db, "default", MakeRecords(4, 20, 3, kDefaultAttributes));
+    };
+  }
+  {
+    // Batches whose payloads (3 KB each) make every shard's part larger
+    // than a log file (wal_file_bytes is 4 KB): each part takes a file of its
+    // own, and the commit log's copy of them all one too; the power goes
+    // off at each step as well.
+    IoCase& c = add("LargePayloadPutBatchRecordsKAlways");
+    c.policy = FsyncPolicy::kAlways;
+    c.power_loss = true;
+    c.setup = [](DB& db, Tracker* t) { PutRecordRange(db, t, "default", 0, 4); };
+    c.call = [](DB& db, Tracker* t) {
+      absl::Status s = t->PutRecords(
+          db, "default", MakeRecords(2, 14, 0, kDefaultAttributes, /*large_payload=*/3000));
+      if (!s.ok()) return s;
+      return t->PutRecords(db, "default",
+                           MakeRecords(10, 22, 1, kDefaultAttributes, /*large_payload=*/3000));
+    };
+  }
+  {
+    // A bulk load of records: segments with record regions written
+    // straight to disk, replacing records the log holds.
+    IoCase& c = add("BulkLoadRecords");
+    c.setup = [](DB& db, Tracker* t) { PutRecordRange(db, t, "default", 0, 10); };
+    c.call = [](DB& db, Tracker* t) {
+      return t->PutRecords(db, "default", MakeRecords(5, 40, 2, kDefaultAttributes),
+                           /*bulk=*/true);
+    };
+  }
+  {
+    // A flush of memtables holding records (and a delete) into segments
+    // with record regions, with the power going off at each step too.
+    IoCase& c = add_merge("FlushRecords");
+    c.compaction.automatic = false;  // the flush alone
+    c.setup = [](DB& db, Tracker* t) {
+      PutRecordRange(db, t, "default", 0, 30);
+      ASSERT_OK(t->Delete(db, "default", 7));
+    };
+    c.call = [](DB& db, Tracker* t) { return t->NoEffect(db.Flush()); };
+  }
+  {
+    // A merge (Compact) of segments holding records: records replaced by
+    // others with other parts or none, a delete; the output's record
+    // regions are built from its inputs'.
+    IoCase& c = add_merge("CompactRecords");
+    c.compaction.automatic = false;  // the flushes below stay segments for Compact
+    c.setup = [](DB& db, Tracker* t) {
+      PutRecordRange(db, t, "default", 0, 20);
+      ASSERT_OK(db.Flush());
+      PutRecordRange(db, t, "default", 10, 30, /*seed=*/1);
+      ASSERT_OK(t->Delete(db, "default", 2));
+      ASSERT_OK(db.Flush());
+    };
+    c.call = [](DB& db, Tracker* t) { return t->NoEffect(db.Compact()); };
+  }
+  {
+    // Opening a database whose logs hold records (a torn tail after them)
+    // and whose segments have record regions: the replay and the repairs
+    // fail in turn.
+    IoCase& c = add("OpenExistingRecords");
+    c.setup = [](DB& db, Tracker* t) {
+      PutRecordRange(db, t, "default", 0, 20);
+      ASSERT_OK(db.Flush());
+      PutRecordRange(db, t, "default", 10, 30, /*seed=*/1);
+      ASSERT_OK(t->Delete(db, "default", 12));
+    };
+    c.damage = TearLastLog;
+  }
   // The kAlways cases, and opening a database with a torn log tail, again
   // on a disk, through the direct-I/O log: its creation, header sync, block
   // writes, rotation and resume fail in turn.
   const size_t mapped_cases = cases.size();
   for (size_t i = 0; i < mapped_cases; ++i) {
     if (!cases[i].disk_variants) continue;
-    if (cases[i].policy != FsyncPolicy::kAlways && cases[i].name != "OpenExisting") continue;
+    if (cases[i].policy != FsyncPolicy::kAlways && !cases[i].name.starts_with("OpenExisting")) {
+      continue;
+    }
     IoCase c = cases[i];
     c.name += c.policy == FsyncPolicy::kAlways ? "OnDisk" : "KAlwaysOnDisk";
     c.policy = FsyncPolicy::kAlways;
@@ -716,7 +969,8 @@ void RunOnce(const IoCase& c, uint64_t n, Mode mode, LoopResult* result, bool* h
     if (db != nullptr && mode == Mode::kOnce) {
       // The DB either keeps working or keeps failing; what it acknowledges
       // now must survive too.
-      (void)tracker.Put(*db, "default", 9999, Vec(n));
+      // A record with every part, and a vector alone.
+      (void)tracker.PutRecord(*db, "default", MakeRecord(9999, n * 5 + 2, kDefaultAttributes));
       (void)tracker.Put(*db, kOther, 9999, Vec(n + 1));
     }
     if (db != nullptr) (void)db->Close();

@@ -10,6 +10,7 @@
 // The files are committed; rerun when a format changes.
 
 #include <bit>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -398,6 +399,74 @@ int Run(const std::string& out) {
   WriteSeed(man_dir, "version1", std::string("\0", 1) + v1);
   shoal::Manifest empty;
   WriteSeed(man_dir, "empty_db", std::string("\0", 1) + shoal::EncodeManifest(empty));
+  // Records written through the API (kAlways): a shard log and the commit
+  // log holding kPutRecords records of every mix of parts (the crafted
+  // seeds above have a few; these are the writer's own bytes). Then, after
+  // a flush, a version 5 MANIFEST: collections that declare attributes
+  // (two, one, none), with segments of records listed.
+  {
+    const std::string attr_path = tmp.Sub("attributes");
+    shoal::Options o = shoal::test::DefaultOptions(kDim, shoal::Metric::kL2, 2);
+    o.default_collection.attributes = {"created_at", "price_cents"};
+    o.fsync = shoal::FsyncPolicy::kAlways;
+    o.wal_file_bytes = 4096;
+    auto db = shoal::DB::Open(o, attr_path);
+    if (!db.ok()) return 1;
+    shoal::CollectionOptions co;
+    co.dim = 8;
+    co.shard_count = 1;
+    co.attributes = {"tenant"};
+    if (!(*db)->CreateCollection("other", co).ok()) return 1;
+    co.attributes.clear();
+    if (!(*db)->CreateCollection("plain", co).ok()) return 1;
+    const std::vector<float> v = RandomVector(kDim, 1);
+    const std::vector<uint32_t> labels = {4, 9};
+    const std::vector<uint32_t> one_label = {70000};
+    const std::vector<shoal::AttributeValue> attributes = {{0, 1700000000}, {1, -250}};
+    const std::vector<shoal::AttributeValue> second = {{1, INT64_MIN}};
+    const std::string payload(37, '\xab');
+    for (uint64_t id = 0; id < 4; ++id) {
+      if (!(*db)->Put(shoal::Record{id, v, labels, attributes, "doc"}).ok()) return 1;
+    }
+    const std::vector<shoal::Record> batch = {
+        {10, v, {}, {}, {}},                   // no parts
+        {11, v, one_label, {}, {}},            // a label
+        {12, v, {}, second, {}},               // an attribute
+        {13, v, {}, {}, payload},              // a payload
+        {14, v, labels, attributes, payload},  // every part
+        {15, v, {}, {}, {}}};
+    if (!(*db)->PutBatch(batch).ok()) return 1;
+    if (!(*db)->Delete(11).ok()) return 1;
+    const std::string commit_records = ReadAll(attr_path + "/default/commit/wal-000001.log");
+    if (!(*db)->Close().ok()) return 1;
+    const std::string log_records = ReadAll(attr_path + "/default/shard-0/wal-000001.log");
+    if (log_records.size() < 200 || commit_records.size() < 200 ||
+        shoal::DecodeFixed32(log_records.data() + 8) < 2) {
+      std::fprintf(stderr, "unexpected logs of records in %s\n", attr_path.c_str());
+      return 1;
+    }
+    WriteSeed(wal_dir, "records_shard0", Wal(0, kDim, log_records));
+    WriteSeed(wal_dir, "records_shard0_fix", Wal(1, kDim, log_records));
+    WriteSeed(wal_dir, "commit_log_records_fix", Wal(3, kDim, commit_records));
+    db = shoal::DB::Open(o, attr_path);
+    if (!db.ok()) return 1;
+    if (!(*db)->Flush().ok()) return 1;
+    if (!(*db)->Close().ok()) return 1;
+    const std::string v5 = ReadAll(attr_path + "/MANIFEST");
+    if (v5.size() < 12 || shoal::DecodeFixed32(v5.data() + 8) != 5) {
+      std::fprintf(stderr, "unexpected MANIFEST version in %s\n", attr_path.c_str());
+      return 1;
+    }
+    WriteSeed(man_dir, "version5_attributes", std::string("\0", 1) + v5);
+    WriteSeed(man_dir, "version5_attributes_fix", "\1" + v5);
+    // An attribute name's length over kMaxAttributeNameLength, under a
+    // fixed checksum: DataLoss.
+    std::string longer = v5;
+    const size_t name = longer.find("created_at");
+    if (name == std::string::npos || name < 4) return 1;
+    shoal::EncodeFixed32(longer.data() + name - 4, 200);
+    WriteSeed(man_dir, "version5_attribute_name_too_long_fix", "\1" + longer);
+  }
   WriteSegmentSeeds(tmp.path(), out);
   if (WriteDatasetSeeds(out) != 0) return 1;
   std::printf("corpus written to %s\n", out.c_str());
