@@ -135,18 +135,27 @@ class SegmentRecordsTest : public ::testing::TestWithParam<SegmentStorage> {
       uint64_t sequence = 0;
       std::string extras;
       ASSERT_OK_AND_ASSIGN(Segment::Lookup found,
-                           segment.FindRecord(in.ids[i], &sequence, nullptr, &extras, true));
+                           segment.FindRecord(in.ids[i], &sequence, nullptr, &extras, kAllParts));
       EXPECT_EQ(found, Segment::Lookup::kLive);
       EXPECT_EQ(sequence, in.sequences[i]);
       EXPECT_EQ(extras, p.Encoded(true)) << "id " << in.ids[i];
       std::vector<float> vector;
-      ASSERT_OK(segment.FindRecord(in.ids[i], nullptr, &vector, &extras, false).status());
+      ASSERT_OK(segment
+                    .FindRecord(in.ids[i], nullptr, &vector, &extras,
+                                kLabelsPart | kAttributesPart)
+                    .status());
       EXPECT_EQ(extras, p.Encoded(false)) << "id " << in.ids[i];
       EXPECT_TRUE(std::equal(vector.begin(), vector.end(), in.vectors.begin() + i * kDim));
+      // Only the parts asked for.
+      ASSERT_OK(segment.FindRecord(in.ids[i], nullptr, nullptr, &extras, kPayloadPart).status());
+      EXPECT_EQ(extras, (Parts{{}, {}, p.payload}.Encoded(true))) << "id " << in.ids[i];
+      ASSERT_OK(segment.FindRecord(in.ids[i], nullptr, nullptr, &extras, kLabelsPart).status());
+      EXPECT_EQ(extras, (Parts{p.labels, {}, {}}.Encoded(true))) << "id " << in.ids[i];
     }
     std::string extras = "x";
     ASSERT_OK_AND_ASSIGN(Segment::Lookup found,
-                         segment.FindRecord(in.tombstone_ids[0], nullptr, nullptr, &extras, true));
+                         segment.FindRecord(in.tombstone_ids[0], nullptr, nullptr, &extras,
+                                            kAllParts));
     EXPECT_EQ(found, Segment::Lookup::kDeleted);
     EXPECT_EQ(extras, "");
     size_t seen = 0;
@@ -391,15 +400,17 @@ TEST_P(SegmentRecordsTest, DamageInOnePayloadIsDataLossForThatPayloadOnly) {
   FlipByte(e.offset + e.length - 1);
   ASSERT_OK_AND_ASSIGN(segment, Open());
   std::string extras;
-  absl::StatusOr<Segment::Lookup> found = segment->FindRecord(id, nullptr, nullptr, &extras, true);
+  absl::StatusOr<Segment::Lookup> found =
+      segment->FindRecord(id, nullptr, nullptr, &extras, kAllParts);
   EXPECT_STATUS_CODE(found, absl::StatusCode::kDataLoss);
   EXPECT_NE(found.status().message().find(Path()), std::string::npos) << found.status();
   EXPECT_NE(found.status().message().find(absl::StrCat("offset ", e.offset)), std::string::npos)
       << found.status();
   // Without the payload, and for other records, reads go on.
-  EXPECT_OK(segment->FindRecord(id, nullptr, nullptr, &extras, false).status());
+  EXPECT_OK(
+      segment->FindRecord(id, nullptr, nullptr, &extras, kLabelsPart | kAttributesPart).status());
   EXPECT_EQ(extras, in.parts.at(id).Encoded(false));
-  EXPECT_OK(segment->FindRecord(in.ids[3], nullptr, nullptr, &extras, true).status());
+  EXPECT_OK(segment->FindRecord(in.ids[3], nullptr, nullptr, &extras, kAllParts).status());
   EXPECT_STATUS_CODE(segment->VerifyAll(), absl::StatusCode::kDataLoss);
   EXPECT_STATUS_CODE(segment->ForEachRecord([](uint64_t, uint64_t, const float*,
                                                std::string_view) {}),

@@ -40,6 +40,7 @@ ABSL_FLAG(uint32_t, k, 10, "k");
 ABSL_FLAG(uint32_t, list_size, 100, "list size");
 ABSL_FLAG(uint32_t, labels, 4, "labels a record");
 ABSL_FLAG(size_t, payload, 200, "payload bytes a record");
+ABSL_FLAG(std::string, storage, "both", "mapped, disk or both");
 
 namespace {
 
@@ -142,9 +143,13 @@ int main(int argc, char** argv) {
   for (const shoal::SegmentStorage storage :
        {shoal::SegmentStorage::kMapped, shoal::SegmentStorage::kDisk}) {
     const char* storage_name = storage == shoal::SegmentStorage::kMapped ? "mapped" : "disk";
+    if (absl::GetFlag(FLAGS_storage) != "both" && absl::GetFlag(FLAGS_storage) != storage_name) {
+      continue;
+    }
     std::unique_ptr<shoal::DB> plain = OpenDb(plain_path, storage);
     std::unique_ptr<shoal::DB> with = OpenDb(records_path, storage);
     std::vector<double> plain_qps, records_qps, payload_qps;
+    std::vector<double> get_shares;  // GetRecords' time / the searches' time, in turn 2
     double reads_per_result = 0;
     const int rounds = absl::GetFlag(FLAGS_rounds);
     // Rounds 0.. are timed; round -1 (last) counts the payloads' reads.
@@ -154,6 +159,7 @@ int main(int argc, char** argv) {
       for (int turn = round < 0 ? 2 : 0; turn < 3; ++turn) {
         shoal::DB& db = turn == 0 ? *plain : *with;
         uint64_t reads = 0, results = 0;
+        double get_seconds = 0;
         const auto start = std::chrono::steady_clock::now();
         for (size_t q = 0; q < nq; ++q) {
           absl::StatusOr<std::vector<shoal::Neighbor>> found =
@@ -166,7 +172,9 @@ int main(int argc, char** argv) {
           // /proc costs more than a search).
           const bool count = round < 0;
           const uint64_t before = count ? ReadCalls() : 0;
+          const auto get_start = std::chrono::steady_clock::now();
           auto got = db.GetRecords(hits, shoal::kPayloadPart);
+          get_seconds += Seconds(get_start);
           if (count) reads += ReadCalls() - before;
           results += hits.size();
           Check(got.status(), "get records");
@@ -180,6 +188,10 @@ int main(int argc, char** argv) {
         const double qps = nq / Seconds(start);
         if (round >= 0) {
           (turn == 0 ? plain_qps : turn == 1 ? records_qps : payload_qps).push_back(qps);
+          if (turn == 2) {
+            const double total = nq / qps;
+            get_shares.push_back(get_seconds / (total - get_seconds));
+          }
         } else if (results > 0) {
           // Reading /proc/self/io makes read calls itself: as many as two
           // readings with nothing between them differ by.
@@ -208,8 +220,10 @@ int main(int argc, char** argv) {
     };
     const double p = median(plain_qps), r = median(records_qps), w = median(payload_qps);
     std::printf("%-6s plain %.0f QPS | records %.0f QPS (%.3fx plain) | records + payloads of "
-                "the top %u %.0f QPS (%.1f%% more time than records alone)",
-                storage_name, p, r, r / p, so.k, w, 100.0 * (r / w - 1.0));
+                "the top %u %.0f QPS (%.1f%% more time than records alone; the GetRecords "
+                "calls took %.1f%% of the searches' time)",
+                storage_name, p, r, r / p, so.k, w, 100.0 * (r / w - 1.0),
+                100.0 * median(get_shares));
     if (storage == shoal::SegmentStorage::kDisk) {
       std::printf(" | %.2f read calls a result", reads_per_result);
     }

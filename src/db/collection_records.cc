@@ -223,14 +223,23 @@ absl::StatusOr<std::vector<std::optional<RecordData>>> Collection::GetRecords(
     std::span<const uint64_t> ids, uint32_t parts) const {
   SHOAL_RETURN_IF_ERROR(CheckParts(parts));
   std::vector<std::optional<RecordData>> out(ids.size());
-  for (size_t i = 0; i < ids.size(); ++i) {
-    RecordData data;
-    absl::Status s = shards_[ShardOf(ids[i], options_.shard_count)]->GetRecord(ids[i], parts, &data);
-    if (s.ok()) {
-      out[i] = std::move(data);
-    } else if (!absl::IsNotFound(s)) {
-      return s;
-    }
+  if (ids.size() == 1) {
+    SHOAL_RETURN_IF_ERROR(
+        shards_[ShardOf(ids[0], options_.shard_count)]->GetRecords(ids, parts, out.data()));
+    return out;
+  }
+  // Each shard's ids together: one look at its sources for all of them.
+  std::vector<std::vector<size_t>> at(options_.shard_count);
+  for (size_t i = 0; i < ids.size(); ++i) at[ShardOf(ids[i], options_.shard_count)].push_back(i);
+  std::vector<uint64_t> some;
+  std::vector<std::optional<RecordData>> found;
+  for (uint32_t s = 0; s < options_.shard_count; ++s) {
+    if (at[s].empty()) continue;
+    some.clear();
+    for (size_t i : at[s]) some.push_back(ids[i]);
+    found.assign(some.size(), std::nullopt);
+    SHOAL_RETURN_IF_ERROR(shards_[s]->GetRecords(some, parts, found.data()));
+    for (size_t j = 0; j < at[s].size(); ++j) out[at[s][j]] = std::move(found[j]);
   }
   return out;
 }

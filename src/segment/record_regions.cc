@@ -226,15 +226,18 @@ PayloadEntry RecordRegions::payload(uint32_t node) const {
           DecodeFixed32(e + 12)};
 }
 
-void RecordRegions::AppendExtras(uint32_t node, std::string_view payload,
+void RecordRegions::AppendExtras(uint32_t node, uint32_t parts, std::string_view payload,
                                  std::string* out) const {
   AttributeValue values[kMaxAttributes];
   size_t count = 0;
-  for (uint32_t mask = attribute_mask(node); mask != 0; mask &= mask - 1) {
-    const uint32_t a = static_cast<uint32_t>(__builtin_ctz(mask));
-    values[count++] = {a, attribute(node, a)};
+  if ((parts & kAttributesPart) != 0) {
+    for (uint32_t mask = attribute_mask(node); mask != 0; mask &= mask - 1) {
+      const uint32_t a = static_cast<uint32_t>(__builtin_ctz(mask));
+      values[count++] = {a, attribute(node, a)};
+    }
   }
-  const record::Extras e{labels(node), std::span<const AttributeValue>(values, count), payload};
+  const record::Extras e{(parts & kLabelsPart) != 0 ? labels(node) : std::span<const uint32_t>(),
+                         std::span<const AttributeValue>(values, count), payload};
   if (!e.empty()) record::AppendEncoded(e, out);
 }
 

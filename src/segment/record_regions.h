@@ -179,9 +179,11 @@ class RecordRegions {
   // REQUIRES: has_payloads(), node < n.
   PayloadEntry payload(uint32_t node) const;
 
-  // Appends node's parts, record::Encode'd, with `payload`, to *out; appends
-  // nothing when it has no part and `payload` is empty.
-  void AppendExtras(uint32_t node, std::string_view payload, std::string* out) const;
+  // Appends node's labels and attributes (those `parts`, RecordParts, names:
+  // the others are not read) and `payload`, record::Encode'd, to *out;
+  // appends nothing when that leaves no part.
+  void AppendExtras(uint32_t node, uint32_t parts, std::string_view payload,
+                    std::string* out) const;
 
   // VerifyAll's cross-checks: the labels and the postings hold the same
   // (node, label) pairs, and each summary is the one the attribute values

@@ -163,14 +163,15 @@ class Segment {
   [[nodiscard]] virtual absl::StatusOr<Lookup> Find(uint64_t id, uint64_t* sequence,
                                                     std::vector<float>* vector) const = 0;
   // As Find, and for kLive also sets *extras (may be null) to the record's
-  // other parts, encoded (record/record_format.h; empty when it has none),
-  // the payload left out unless `with_payload`. Reading extras reads no
-  // node block: a disk-resident segment reads the payload's bytes alone.
+  // other parts that `parts` (RecordParts) names, encoded
+  // (record/record_format.h; empty when it has none of them): a part not
+  // asked for is not read. Reading extras reads no node block: a
+  // disk-resident segment reads the payload's bytes alone.
   // DataLossError when a record region fails its checks.
   [[nodiscard]] virtual absl::StatusOr<Lookup> FindRecord(uint64_t id, uint64_t* sequence,
                                                           std::vector<float>* vector,
                                                           std::string* extras,
-                                                          bool with_payload) const {
+                                                          uint32_t parts) const {
     if (extras != nullptr) extras->clear();
     return Find(id, sequence, vector);
   }

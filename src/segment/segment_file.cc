@@ -184,19 +184,19 @@ Segment::RecordBytes SegmentFile::record_bytes() const {
 absl::StatusOr<Segment::Lookup> SegmentFile::FindRecord(uint64_t id, uint64_t* sequence,
                                                         std::vector<float>* vector,
                                                         std::string* extras,
-                                                        bool with_payload) const {
+                                                        uint32_t parts) const {
   if (extras != nullptr) extras->clear();
   SHOAL_ASSIGN_OR_RETURN(const Lookup lookup, Find(id, sequence, vector));
   if (lookup != Lookup::kLive || extras == nullptr || records_.empty()) return lookup;
   const uint32_t node = EntryNode(id_table_, FindEntry(id_table_, entry_count_, id));
   std::string scratch;
   std::string_view payload;
-  if (with_payload && records_.has_payloads()) {
+  if ((parts & kPayloadPart) != 0 && records_.has_payloads()) {
     const PayloadEntry e = records_.payload(node);
     SHOAL_RETURN_IF_ERROR(ReadBytes(e.offset, e.length, &scratch, &payload));
     SHOAL_RETURN_IF_ERROR(CheckPayload(node, e, payload));
   }
-  records_.AppendExtras(node, payload, extras);
+  records_.AppendExtras(node, parts, payload, extras);
   return lookup;
 }
 
@@ -215,7 +215,7 @@ absl::Status SegmentFile::ForEachRecord(
       if (!failed.ok()) return;
     }
     extras.clear();
-    records_.AppendExtras(node, payload, &extras);
+    records_.AppendExtras(node, kAllParts, payload, &extras);
     fn(DecodeFixed64(record + layout.id_offset()), DecodeFixed64(record + layout.sequence_offset()),
        reinterpret_cast<const float*>(record), extras);
   }));

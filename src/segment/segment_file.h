@@ -50,7 +50,7 @@ class SegmentFile : public Segment {
   // read on disk) and checks its checksum; ForEachRecord reads the payloads
   // in runs, in node order, checking each.
   absl::StatusOr<Lookup> FindRecord(uint64_t id, uint64_t* sequence, std::vector<float>* vector,
-                                    std::string* extras, bool with_payload) const override;
+                                    std::string* extras, uint32_t parts) const override;
   bool has_records() const override { return !records_.empty(); }
   RecordBytes record_bytes() const override;
   const RecordRegions* record_regions() const override { return &records_; }

@@ -120,6 +120,10 @@ class Shard {
   // The newest live record of `id`: out->id and the parts `parts`
   // (RecordParts) names. NotFound when absent or deleted.
   [[nodiscard]] absl::Status GetRecord(uint64_t id, uint32_t parts, RecordData* out) const;
+  // GetRecord for each of `ids` (this shard's), under one look at the
+  // sources: out[i] is ids[i]'s record, or nullopt when absent or deleted.
+  [[nodiscard]] absl::Status GetRecords(std::span<const uint64_t> ids, uint32_t parts,
+                                        std::optional<RecordData>* out) const;
   // What a search reads, taken at one moment: the active memtable and the
   // other sources, newest first.
   struct View {

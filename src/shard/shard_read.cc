@@ -52,58 +52,79 @@ absl::Status Shard::Get(uint64_t id, std::vector<float>* out) const {
 }
 
 absl::Status Shard::GetRecord(uint64_t id, uint32_t parts, RecordData* out) const {
-  out->id = id;
+  std::optional<RecordData> found;
+  SHOAL_RETURN_IF_ERROR(GetRecords({&id, 1}, parts, &found));
+  if (!found.has_value()) return absl::NotFoundError(absl::StrCat("id ", id, " not found"));
+  *out = std::move(*found);
+  return absl::OkStatus();
+}
+
+absl::Status Shard::GetRecords(std::span<const uint64_t> ids, uint32_t parts,
+                               std::optional<RecordData>* out) const {
   const bool want_vector = (parts & kVectorPart) != 0;
   const bool want_extras = (parts & (kLabelsPart | kAttributesPart | kPayloadPart)) != 0;
+  // Fills out[i] from a record's vector and encoded parts.
+  auto fill = [&](size_t i, const float* vector, std::string_view bytes,
+                  const std::string& where) -> absl::Status {
+    record::ExtrasView extras;
+    size_t consumed = 0;
+    absl::Status s = record::Parse(bytes, &extras, &consumed);
+    if (s.ok() && consumed != bytes.size()) {
+      s = absl::InvalidArgumentError(absl::StrCat(bytes.size() - consumed,
+                                                  " bytes follow the record's extras"));
+    }
+    if (!s.ok()) return absl::Status(s.code(), absl::StrCat(where, ": ", s.message()));
+    RecordData& r = out[i].emplace();
+    r.id = ids[i];
+    if (want_vector && vector != nullptr) r.vector.assign(vector, vector + dim());
+    extras.CopyTo(parts, &r);
+    return absl::OkStatus();
+  };
+  // The active memtable first, under the lock, for all of them; the older
+  // sources then, from one snapshot, for those it does not decide.
+  std::vector<size_t> older_ones;
   SourceSnapshot older;
   {
     ReaderMutexLock lock(&mu_);
-    const float* v = nullptr;
-    std::string_view bytes;
-    switch (active_->Get(id, &v, &bytes)) {
-      case MemTable::Lookup::kFound: {
-        if (want_vector) out->vector.assign(v, v + dim());
-        record::ExtrasView extras;
-        absl::Status s = record::Parse(bytes, &extras);
-        if (!s.ok()) {
-          return absl::InternalError(absl::StrCat("id ", id, " in the memtable: ", s.message()));
+    for (size_t i = 0; i < ids.size(); ++i) {
+      out[i].reset();
+      const float* v = nullptr;
+      std::string_view bytes;
+      switch (active_->Get(ids[i], &v, &bytes)) {
+        case MemTable::Lookup::kFound: {
+          absl::Status s = fill(i, v, bytes, absl::StrCat("id ", ids[i], " in the memtable"));
+          if (!s.ok()) return absl::InternalError(s.message());
+          break;
         }
-        extras.CopyTo(parts, out);
-        return absl::OkStatus();
+        case MemTable::Lookup::kDeleted:
+          break;
+        case MemTable::Lookup::kAbsent:
+          older_ones.push_back(i);
+          break;
       }
-      case MemTable::Lookup::kDeleted:
-        return absl::NotFoundError(absl::StrCat("id ", id, " not found"));
-      case MemTable::Lookup::kAbsent:
-        break;
     }
+    if (older_ones.empty()) return absl::OkStatus();
     older = sources_.Snapshot();
   }
   std::vector<float> vector;
-  std::string bytes;
-  const Segment* segment = nullptr;
-  SHOAL_ASSIGN_OR_RETURN(
-      SourceSnapshot::Lookup found,
-      older.FindRecord(id, want_vector ? &vector : nullptr, want_extras ? &bytes : nullptr,
-                       (parts & kPayloadPart) != 0, &segment));
-  if (found != SourceSnapshot::Lookup::kLive) {
-    return absl::NotFoundError(absl::StrCat("id ", id, " not found"));
-  }
-  if (want_vector) out->vector = std::move(vector);
-  record::ExtrasView extras;
-  size_t consumed = 0;
-  absl::Status s = record::Parse(bytes, &extras, &consumed);
-  if (s.ok() && consumed != bytes.size()) {
-    s = absl::InvalidArgumentError(absl::StrCat(bytes.size() - consumed,
-                                                " bytes follow the record's extras"));
-  }
-  if (!s.ok()) {
-    if (segment != nullptr) {
-      return absl::DataLossError(absl::StrCat("segment ", segment->path(), ": the record of id ",
-                                              id, ": ", s.message()));
+  std::string bytes;  // reused: one allocation for all of them
+  for (size_t i : older_ones) {
+    const Segment* segment = nullptr;
+    SHOAL_ASSIGN_OR_RETURN(
+        SourceSnapshot::Lookup found,
+        older.FindRecord(ids[i], want_vector ? &vector : nullptr, want_extras ? &bytes : nullptr,
+                         parts, &segment));
+    if (found != SourceSnapshot::Lookup::kLive) continue;
+    absl::Status s =
+        fill(i, want_vector ? vector.data() : nullptr, want_extras ? bytes : std::string_view(),
+             segment != nullptr
+                 ? absl::StrCat("segment ", segment->path(), ": the record of id ", ids[i])
+                 : absl::StrCat("id ", ids[i], " in a frozen memtable"));
+    if (!s.ok()) {
+      if (segment != nullptr) return absl::DataLossError(s.message());
+      return absl::InternalError(s.message());
     }
-    return absl::InternalError(absl::StrCat("id ", id, " in a frozen memtable: ", s.message()));
   }
-  extras.CopyTo(parts, out);
   return absl::OkStatus();
 }
 

@@ -14,15 +14,15 @@ absl::StatusOr<SourceSnapshot::Lookup> SourceSnapshot::Find(uint64_t id, size_t 
 }
 
 absl::StatusOr<SourceSnapshot::Lookup> SourceSnapshot::FindRecord(
-    uint64_t id, std::vector<float>* vector, std::string* extras, bool with_payload,
+    uint64_t id, std::vector<float>* vector, std::string* extras, uint32_t parts,
     const Segment** segment) const {
-  return FindIn(id, sources_.size(), vector, extras, with_payload, segment);
+  return FindIn(id, sources_.size(), vector, extras, parts, segment);
 }
 
 absl::StatusOr<SourceSnapshot::Lookup> SourceSnapshot::FindIn(uint64_t id, size_t end,
                                                               std::vector<float>* vector,
                                                               std::string* extras,
-                                                              bool with_payload,
+                                                              uint32_t parts,
                                                               const Segment** segment) const {
   if (extras != nullptr) extras->clear();
   if (segment != nullptr) *segment = nullptr;
@@ -46,7 +46,7 @@ absl::StatusOr<SourceSnapshot::Lookup> SourceSnapshot::FindIn(uint64_t id, size_
       SHOAL_ASSIGN_OR_RETURN(
           Segment::Lookup found,
           extras != nullptr
-              ? source.segment->FindRecord(id, &sequence, vector, extras, with_payload)
+              ? source.segment->FindRecord(id, &sequence, vector, extras, parts)
               : source.segment->Find(id, &sequence, vector));
       if (found == Segment::Lookup::kLive) {
         if (segment != nullptr) *segment = source.segment.get();

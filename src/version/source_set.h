@@ -78,18 +78,18 @@ class SourceSnapshot {
   }
   // As Find over every source, and for kLive also sets *extras (may be null)
   // to the record's other parts, encoded (record/record_format.h; empty:
-  // none), a segment's without the payload unless `with_payload`, and
+  // none; a segment's with only the parts `parts` names: RecordParts), and
   // *segment (may be null) to the segment they were read from (null: a
   // frozen memtable), so that a caller can name it when they fail to parse.
   [[nodiscard]] absl::StatusOr<Lookup> FindRecord(uint64_t id, std::vector<float>* vector,
-                                                  std::string* extras, bool with_payload,
+                                                  std::string* extras, uint32_t parts,
                                                   const Segment** segment) const;
 
  private:
   friend class SourceSet;
   // Find and FindRecord: extras null looks up no extras.
   absl::StatusOr<Lookup> FindIn(uint64_t id, size_t end, std::vector<float>* vector,
-                                std::string* extras, bool with_payload,
+                                std::string* extras, uint32_t parts,
                                 const Segment** segment) const;
   std::vector<Source> sources_;  // newest first
 };
