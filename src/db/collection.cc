@@ -10,7 +10,7 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
-#include "absl/container/flat_hash_map.h"
+#include "db/route_by_shard.h"
 #include "db/validate.h"
 #include "distance/distance.h"
 #include "util/debug_timing.h"
@@ -216,39 +216,18 @@ absl::Status Collection::Partition(std::span<const uint64_t> ids,
     }
     base = out;
   }
-  // With dedupe, only the last row of each id takes part.
-  std::vector<bool> keep;
-  if (dedupe) {
-    keep.assign(n, true);
-    absl::flat_hash_map<uint64_t, size_t> last;
-    last.reserve(n);
-    for (size_t i = 0; i < n; ++i) {
-      auto [it, inserted] = last.try_emplace(ids[i], i);
-      if (!inserted) {
-        keep[it->second] = false;
-        it->second = i;
-      }
-    }
-  }
-  // Counting sort by shard, keeping the batch order within each shard so that
-  // the last copy of a repeated id wins.
-  const uint32_t shard_count = options_.shard_count;
-  std::vector<uint32_t> shard_of(n);
-  start->assign(shard_count + 1, 0);
-  for (size_t i = 0; i < n; ++i) {
-    shard_of[i] = ShardOf(ids[i], shard_count);
-    if (!dedupe || keep[i]) ++(*start)[shard_of[i] + 1];
-  }
-  for (uint32_t s = 0; s < shard_count; ++s) (*start)[s + 1] += (*start)[s];
-  part_ids->resize(start->back());
-  part_rows->resize(start->back());
-  std::vector<size_t> fill(start->begin(), start->end() - 1);
-  for (size_t i = 0; i < n; ++i) {
-    if (dedupe && !keep[i]) continue;
-    const size_t at = fill[shard_of[i]]++;
-    (*part_ids)[at] = ids[i];
-    (*part_rows)[at] = base + i * dim;
-  }
+  // Split by shard; the rows are read where they are (or were normalized).
+  part_ids->resize(n);
+  part_rows->resize(n);
+  const size_t placed = RouteByShard(
+      n, options_.shard_count, dedupe, [&](size_t i) { return ids[i]; },
+      [&](size_t i, size_t at) {
+        (*part_ids)[at] = ids[i];
+        (*part_rows)[at] = base + i * dim;
+      },
+      start);
+  part_ids->resize(placed);
+  part_rows->resize(placed);
   return absl::OkStatus();
 }
 

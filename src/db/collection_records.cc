@@ -8,9 +8,9 @@
 #include <cstring>
 #include <string>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "db/collection.h"
+#include "db/route_by_shard.h"
 #include "db/validate.h"
 #include "distance/distance.h"
 #include "util/debug_timing.h"
@@ -97,40 +97,20 @@ absl::Status Collection::PartitionRecords(std::span<const Record> records, bool 
   }
   for (const absl::Status& s : bad) SHOAL_RETURN_IF_ERROR(s);
   const bool any = std::find(any_in.begin(), any_in.end(), 1) != any_in.end();
-  // With dedupe, only the last record of each id takes part.
-  std::vector<bool> keep;
-  if (dedupe) {
-    keep.assign(n, true);
-    absl::flat_hash_map<uint64_t, size_t> last;
-    last.reserve(n);
-    for (size_t i = 0; i < n; ++i) {
-      auto [it, inserted] = last.try_emplace(records[i].id, i);
-      if (!inserted) {
-        keep[it->second] = false;
-        it->second = i;
-      }
-    }
-  }
-  // Counting sort by shard, keeping the batch order within each shard.
-  const uint32_t shard_count = options_.shard_count;
-  std::vector<uint32_t> shard_of(n);
-  start->assign(shard_count + 1, 0);
-  for (size_t i = 0; i < n; ++i) {
-    shard_of[i] = ShardOf(records[i].id, shard_count);
-    if (!dedupe || keep[i]) ++(*start)[shard_of[i] + 1];
-  }
-  for (uint32_t s = 0; s < shard_count; ++s) (*start)[s + 1] += (*start)[s];
-  part_ids->resize(start->back());
-  part_rows->resize(start->back());
-  part_extras->resize(any ? start->back() : 0);
-  std::vector<size_t> fill(start->begin(), start->end() - 1);
-  for (size_t i = 0; i < n; ++i) {
-    if (dedupe && !keep[i]) continue;
-    const size_t at = fill[shard_of[i]]++;
-    (*part_ids)[at] = records[i].id;
-    (*part_rows)[at] = rows[i];
-    if (any) (*part_extras)[at] = extras[i];
-  }
+  part_ids->resize(n);
+  part_rows->resize(n);
+  part_extras->resize(any ? n : 0);
+  const size_t placed = RouteByShard(
+      n, options_.shard_count, dedupe, [&](size_t i) { return records[i].id; },
+      [&](size_t i, size_t at) {
+        (*part_ids)[at] = records[i].id;
+        (*part_rows)[at] = rows[i];
+        if (any) (*part_extras)[at] = extras[i];
+      },
+      start);
+  part_ids->resize(placed);
+  part_rows->resize(placed);
+  part_extras->resize(any ? placed : 0);
   return absl::OkStatus();
 }
 
