@@ -18,6 +18,7 @@
 namespace shoal {
 
 class FileSystem;  // shoal/file_system.h
+struct Filter;     // shoal/filter.h
 
 // How distances are measured. Smaller distance is always closer.
 enum class Metric : uint8_t {
@@ -339,6 +340,14 @@ struct SearchOptions {
   // not owned; must outlive the call). DB::SearchBatch adds every query's.
   // A search that fails may have added part of its work.
   SearchStats* stats = nullptr;
+  // When not null, the search answers the nearest neighbours among the
+  // live vectors that match *filter (shoal/filter.h), exactly: never an id
+  // that fails it, and k results whenever at least k match (all of them
+  // when fewer do). Not owned; the caller keeps it alive and unchanged
+  // during the call. Checked when the search starts (InvalidArgument: an
+  // attribute the collection does not declare, an inverted range, a tree
+  // beyond the limits). Null: no filter, and no cost.
+  const Filter* filter = nullptr;
 };
 
 }  // namespace shoal

@@ -4,6 +4,7 @@
 #define SHOAL_INCLUDE_SHOAL_SHOAL_H_
 #include "shoal/db.h"       // IWYU pragma: export
 #include "shoal/file_system.h"  // IWYU pragma: export
+#include "shoal/filter.h"   // IWYU pragma: export
 #include "shoal/options.h"  // IWYU pragma: export
 #include "shoal/record.h"   // IWYU pragma: export
 #endif  // SHOAL_INCLUDE_SHOAL_SHOAL_H_

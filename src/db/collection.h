@@ -128,8 +128,14 @@ class Collection {
   // `call` on every shard, also after one failed; the first error.
   absl::Status ForEachShard(absl::Status (Shard::*call)());
   // Top-k over every shard, on this thread.
-  absl::StatusOr<std::vector<Neighbor>> SearchShards(const float* query,
-                                                     const SearchOptions& options) const;
+  // `filter`: options.filter compiled (null: none).
+  absl::StatusOr<std::vector<Neighbor>> SearchShards(
+      const float* query, const SearchOptions& options,
+      const filter::CompiledFilter* filter) const;
+  // options.filter compiled against the collection's attributes (null
+  // without a filter); InvalidArgument as shoal/filter.h says.
+  absl::StatusOr<std::unique_ptr<const filter::CompiledFilter>> CompileFilter(
+      const SearchOptions& options) const;
   // Every shard's view (Shard::TakeView), and the shared segments they
   // hold, each once.
   void TakeViews(std::vector<Shard::View>* views, std::vector<const Segment*>* shared) const;
@@ -138,7 +144,7 @@ class Collection {
   absl::Status SearchSharedSegments(const std::vector<Shard::View>& views,
                                     const std::vector<const Segment*>& shared,
                                     const float* query, const SearchOptions& options,
-                                    TopK* top) const;
+                                    const filter::CompiledFilter* filter, TopK* top) const;
 
   // ---- One graph while small (CompactionOptions::one_graph_max_vectors) ----
   // Opens the shared segments `shards` name, once each, into shared_at_open_,

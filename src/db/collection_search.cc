@@ -74,27 +74,35 @@ void Collection::TakeViews(std::vector<Shard::View>* views,
 absl::Status Collection::SearchSharedSegments(const std::vector<Shard::View>& views,
                                               const std::vector<const Segment*>& shared,
                                               const float* query, const SearchOptions& options,
+                                              const filter::CompiledFilter* filter,
                                               TopK* top) const {
   if (shared.empty()) return absl::OkStatus();
   std::vector<const Shard*> shards;
   for (const auto& shard : shards_) shards.push_back(shard.get());
   for (const Segment* segment : shared) {
-    SHOAL_RETURN_IF_ERROR(Shard::SearchShared(shards, views, segment, query, options, top));
+    SHOAL_RETURN_IF_ERROR(Shard::SearchShared(shards, views, segment, query, options, top, filter));
   }
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::unique_ptr<const filter::CompiledFilter>> Collection::CompileFilter(
+    const SearchOptions& options) const {
+  if (options.filter == nullptr) return nullptr;
+  return filter::CompiledFilter::Compile(*options.filter, options_.attributes);
+}
+
 absl::StatusOr<std::vector<Neighbor>> Collection::SearchShards(
-    const float* query, const SearchOptions& options) const {
+    const float* query, const SearchOptions& options,
+    const filter::CompiledFilter* filter) const {
   TopK top(options.k);
   std::vector<Shard::View> views;
   std::vector<const Segment*> shared;
   TakeViews(&views, &shared);
   for (size_t i = 0; i < shards_.size(); ++i) {
     SHOAL_RETURN_IF_ERROR(
-        shards_[i]->Search(views[i], query, options, &top, /*skip_shared=*/true));
+        shards_[i]->Search(views[i], query, options, &top, /*skip_shared=*/true, filter));
   }
-  SHOAL_RETURN_IF_ERROR(SearchSharedSegments(views, shared, query, options, &top));
+  SHOAL_RETURN_IF_ERROR(SearchSharedSegments(views, shared, query, options, filter, &top));
   return top.Take();
 }
 
@@ -103,10 +111,13 @@ absl::StatusOr<std::vector<Neighbor>> Collection::Search(std::span<const float> 
   SHOAL_RETURN_IF_ERROR(ValidateSearchOptions(options));
   std::vector<float> q;
   SHOAL_RETURN_IF_ERROR(PrepareQuery(query, &q));
+  SHOAL_ASSIGN_OR_RETURN(const std::unique_ptr<const filter::CompiledFilter> compiled,
+                         CompileFilter(options));
+  const filter::CompiledFilter* filter = compiled.get();
   const size_t stored = live_count();
   const bool at_once = stored * options.list_size >= kParallelSearchWork ||
                        (disk_resident_ && stored >= kParallelDiskSearchVectors);
-  if (shards_.size() == 1 || !at_once) return SearchShards(q.data(), options);
+  if (shards_.size() == 1 || !at_once) return SearchShards(q.data(), options, filter);
   std::vector<Shard::View> views;
   std::vector<const Segment*> shared;
   TakeViews(&views, &shared);
@@ -122,9 +133,11 @@ absl::StatusOr<std::vector<Neighbor>> Collection::Search(std::span<const float> 
     SearchOptions mine = options;
     if (options.stats != nullptr) mine.stats = &stats[i];
     if (i < shards_.size()) {
-      status[i] = shards_[i]->Search(views[i], q.data(), mine, &top, /*skip_shared=*/true);
+      status[i] =
+          shards_[i]->Search(views[i], q.data(), mine, &top, /*skip_shared=*/true, filter);
     } else {
-      status[i] = SearchSharedSegments(views, {shared[i - shards_.size()]}, q.data(), mine, &top);
+      status[i] = SearchSharedSegments(views, {shared[i - shards_.size()]}, q.data(), mine,
+                                       filter, &top);
     }
     parts[i] = top.Take();
   });
@@ -147,6 +160,8 @@ absl::StatusOr<std::vector<std::vector<Neighbor>>> Collection::SearchBatch(
   }
   const size_t n = queries.size() / dim;
   SHOAL_RETURN_IF_ERROR(ValidateVectors(queries, n, options_.dim, options_.metric, "queries"));
+  SHOAL_ASSIGN_OR_RETURN(const std::unique_ptr<const filter::CompiledFilter> compiled,
+                         CompileFilter(options));
   std::vector<std::vector<Neighbor>> results(n);
   std::vector<absl::Status> status(n);
   // Each task answers a run of queries, so small queries do not pay a task each.
@@ -161,7 +176,7 @@ absl::StatusOr<std::vector<std::vector<Neighbor>>> Collection::SearchBatch(
     for (size_t i = t * per_task; i < std::min(n, (t + 1) * per_task); ++i) {
       status[i] = PrepareQuery(queries.subspan(i * dim, dim), &q);
       if (!status[i].ok()) continue;
-      absl::StatusOr<std::vector<Neighbor>> r = SearchShards(q.data(), mine);
+      absl::StatusOr<std::vector<Neighbor>> r = SearchShards(q.data(), mine, compiled.get());
       if (r.ok()) {
         results[i] = std::move(r).value();
       } else {

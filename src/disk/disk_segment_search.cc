@@ -257,7 +257,7 @@ absl::Status DiskSegmentReader::Search(const float* query, const SearchOptions& 
         s->rerank.size(), options.k,
         [&](size_t i) {
           const DiskSearchScratch::Ranked& r = s->rerank[i];
-          return RankedEntry{r.id, r.sequence, r.distance};
+          return RankedEntry{r.id, r.sequence, r.distance, r.node};
         },
         top);
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "distance/distance.h"
+#include "filter/compiled_filter.h"
 
 namespace shoal {
 
@@ -103,6 +104,25 @@ void MemTable::Search(Metric metric, const float* query, TopK* top,
         top->Push(slot_ids_[first + i], dist[i]);
       }
     }
+  }
+}
+
+void MemTable::SearchFiltered(Metric metric, const float* query,
+                              const filter::CompiledFilter& filter, TopK* top,
+                              const std::function<bool(uint64_t)>* visible) const {
+  if (slot_extras_.empty() && !filter.has_ids()) {
+    // Every slot is a bare record: all match or none does.
+    if (filter.MatchesBare(0)) Search(metric, query, top, visible);
+    return;
+  }
+  for (size_t slot = 0; slot < slot_rows_.size(); ++slot) {
+    if (!slot_live_[slot]) continue;
+    const uint64_t id = slot_ids_[slot];
+    const std::string_view extras =
+        slot_extras_.empty() ? std::string_view() : slot_extras_[slot];
+    if (!filter.MatchesExtras(extras, id)) continue;
+    const float d = Distance(metric, query, slot_rows_[slot], dim_);
+    if (d <= top->threshold() && (visible == nullptr || (*visible)(id))) top->Push(id, d);
   }
 }
 

@@ -29,6 +29,10 @@
 
 namespace shoal {
 
+namespace filter {
+class CompiledFilter;  // filter/compiled_filter.h
+}  // namespace filter
+
 class MemTable {
  public:
   // REQUIRES: dim >= 1. With preallocate, arena blocks for `reserve_bytes`
@@ -69,6 +73,13 @@ class MemTable {
   // visible is only asked about vectors close enough to enter `top`.
   void Search(Metric metric, const float* query, TopK* top,
               const std::function<bool(uint64_t)>* visible = nullptr) const;
+
+  // As Search, offering only the live vectors whose records match `filter`
+  // (each slot's extras tested before its distance is computed). A
+  // memtable without extras tests the filter once, on a bare record, unless
+  // the filter asks about ids.
+  void SearchFiltered(Metric metric, const float* query, const filter::CompiledFilter& filter,
+                      TopK* top, const std::function<bool(uint64_t)>* visible = nullptr) const;
 
   // Calls fn(id, vector) for every live id, fn(id) for every tombstone.
   template <typename LiveFn, typename TombstoneFn>

@@ -5,8 +5,12 @@
 // it found and offers it through OfferRanked; the scan of a whole segment
 // (segment_scan.h) asks Admits for each entry. Today the decision is
 // visibility: the shard's callback says whether (id, sequence) is the
-// newest version of its id and not deleted. A filter on what a record
-// carries joins it here, so that no walk can decide differently.
+// newest version of its id and not deleted; and, for a filtered search
+// (issue 44), whether the node's record matches the search's filter
+// (filter/compiled_filter.h), asked first since it is the cheaper. Walks
+// traverse the entries it refuses but never offer them, so that no walk
+// can decide differently. Without a filter the record test is one null
+// pointer comparison per offered entry (k of them a walk).
 
 #ifndef SHOAL_SRC_SEGMENT_ANSWER_FILTER_H_
 #define SHOAL_SRC_SEGMENT_ANSWER_FILTER_H_
@@ -17,9 +21,21 @@
 #include <type_traits>
 #include <utility>
 
+#include "filter/compiled_filter.h"
 #include "util/top_k.h"
 
 namespace shoal::segment {
+
+class RecordRegions;  // segment/record_regions.h
+
+// What OfferRanked's `at` returns: the entry's node (its number in the
+// segment), id and sequence, and its distance.
+struct RankedEntry {
+  uint64_t id;
+  uint64_t sequence;
+  float distance;
+  uint32_t node;
+};
 
 class AnswerFilter {
  public:
@@ -34,8 +50,22 @@ class AnswerFilter {
              std::is_invocable_r_v<bool, F, uint64_t, uint64_t>)
   AnswerFilter(F&& visible) : visible_(std::forward<F>(visible)) {}  // NOLINT
 
-  bool Admits(uint64_t id, uint64_t sequence) const {
-    return !visible_ || visible_(id, sequence);
+  // Also admits only the nodes whose records (`regions`, the segment's)
+  // match `filter`; a null `filter` changes nothing. Both must outlive the
+  // filter's use.
+  void SetRecordFilter(const filter::CompiledFilter* filter, const RecordRegions* regions) {
+    filter_ = filter;
+    regions_ = regions;
+  }
+  bool filtered() const { return filter_ != nullptr; }
+
+  // Whether the record of `node` (its entry (id, sequence)) passes the
+  // filter: true without one.
+  bool Matches(uint32_t node, uint64_t id) const {
+    return filter_ == nullptr || filter_->MatchesNode(*regions_, node, id);
+  }
+  bool Admits(uint64_t id, uint64_t sequence, uint32_t node) const {
+    return Matches(node, id) && (!visible_ || visible_(id, sequence));
   }
 
   // A walk's answers: `at(i)` for i < count gives the i-th closest entry
@@ -45,8 +75,8 @@ class AnswerFilter {
   void OfferRanked(size_t count, uint32_t k, const EntryAt& at, TopK* top) const {
     uint32_t offered = 0;
     for (size_t i = 0; i < count && offered < k; ++i) {
-      const auto [id, sequence, distance] = at(i);
-      if (!Admits(id, sequence)) continue;
+      const auto [id, sequence, distance, node] = at(i);
+      if (!Admits(id, sequence, node)) continue;
       top->Push(id, distance);
       ++offered;
     }
@@ -54,13 +84,8 @@ class AnswerFilter {
 
  private:
   VisibleFn visible_;
-};
-
-// What OfferRanked's `at` returns.
-struct RankedEntry {
-  uint64_t id;
-  uint64_t sequence;
-  float distance;
+  const filter::CompiledFilter* filter_ = nullptr;
+  const RecordRegions* regions_ = nullptr;
 };
 
 }  // namespace shoal::segment

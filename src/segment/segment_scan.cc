@@ -11,9 +11,10 @@ absl::Status ScanSegment(const Segment& segment, Metric metric, uint32_t dim,
                          const AnswerFilter& admit,
                          TopK* top, SegmentSearchStats* stats) {
   uint64_t computed = 0;
+  uint32_t node = 0;  // ForEachVector goes in node order, every node once
   absl::Status status =
       segment.ForEachVector([&](uint64_t id, uint64_t sequence, const float* vector) {
-        if (!admit.Admits(id, sequence)) return;
+        if (!admit.Admits(id, sequence, node++)) return;
         ++computed;
         top->Push(id, Distance(metric, query, vector, dim));
       });

@@ -324,9 +324,11 @@ void SegmentReader::Offer(std::span<const CandidateList::Entry> ranked, uint32_t
   admit.OfferRanked(
       ranked.size(), k,
       [&](size_t i) {
-        const char* record = NodeRecord(ranked[i].node & ~CandidateList::kExpanded);
+        const uint32_t node = ranked[i].node & ~CandidateList::kExpanded;
+        const char* record = NodeRecord(node);
         return RankedEntry{DecodeFixed64(record + layout.id_offset()),
-                           DecodeFixed64(record + layout.sequence_offset()), ranked[i].distance};
+                           DecodeFixed64(record + layout.sequence_offset()), ranked[i].distance,
+                           node};
       },
       top);
 }

@@ -42,6 +42,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "filter/compiled_filter.h"
 #include "memtable/memtable.h"
 #include "segment/segment.h"
 #include "shard/shard_options.h"
@@ -132,24 +133,28 @@ class Shard {
   };
   View TakeView() const;
   // Offers this shard's newest live vectors to `top`: exact over memtables,
-  // beam search over segments.
+  // beam search over segments. options.filter, when set, is compiled here
+  // (InvalidArgument as filter.h says).
   [[nodiscard]] absl::Status Search(const float* query, const SearchOptions& options,
-                                    TopK* top) const {
-    return Search(TakeView(), query, options, top, /*skip_shared=*/false);
-  }
+                                    TopK* top) const;
   // The same over `view`; with `skip_shared`, its shared segments are left
-  // to SearchShared (which walks each once for all its shards).
+  // to SearchShared (which walks each once for all its shards). `filter`
+  // (may be null: none) is options.filter compiled; options.filter itself
+  // is not looked at.
   [[nodiscard]] absl::Status Search(const View& view, const float* query,
                                     const SearchOptions& options, TopK* top,
-                                    bool skip_shared) const;
+                                    bool skip_shared,
+                                    const filter::CompiledFilter* filter = nullptr) const;
   // Offers to `top` the newest live vectors of shared segment `segment`,
   // walked once: each entry is its shard's (ShardOf over shards.size()),
   // and counts when that shard's view (views[s]) holds the segment and
-  // nothing newer there names the id. shards[s] took views[s].
+  // nothing newer there names the id. shards[s] took views[s]. `filter`
+  // as for Search.
   [[nodiscard]] static absl::Status SearchShared(std::span<const Shard* const> shards,
                                                  std::span<const View> views,
                                                  const Segment* segment, const float* query,
-                                                 const SearchOptions& options, TopK* top);
+                                                 const SearchOptions& options, TopK* top,
+                                                 const filter::CompiledFilter* filter = nullptr);
 
   // Recovery, after Open: the record `r` of the collection's commit log (a
   // put, delete or barrier of this shard). Skipped when the log already holds it;

@@ -10,6 +10,8 @@
 #include <functional>
 
 #include "absl/strings/str_cat.h"
+#include "segment/record_regions.h"
+#include "segment/segment_scan.h"
 #include "util/hash.h"
 #include "util/status_macros.h"
 
@@ -26,7 +28,52 @@ void AddSegmentStats(const SegmentSearchStats& from, SearchStats* to) {
   to->compute_ns += from.compute_ns;
 }
 
+// A filtered search of one segment (issue 44; the correctness-first plan,
+// docs/architecture.md "Filtered search"): `admit` (visibility) joined by
+// the filter's test of each node's record. Nothing when no node can match
+// (posting lists and summaries say so: a label nobody has costs nothing);
+// an exact scan when few can (no more than the walk's list holds) or when
+// the walk, which traverses every node but offers only admitted ones,
+// comes back with fewer than k. So the segment offers k entries whenever k
+// of its nodes are admitted, all of them when fewer are.
+absl::Status SearchSegmentFiltered(const Segment& segment, Metric metric, uint32_t dim,
+                                   const float* query, const SearchOptions& options,
+                                   const filter::CompiledFilter& filter,
+                                   segment::AnswerFilter admit, TopK* top,
+                                   SegmentSearchStats* stats) {
+  static const segment::RecordRegions kNoRecords;
+  const segment::RecordRegions* regions = segment.record_regions();
+  if (regions == nullptr) regions = &kNoRecords;
+  const uint64_t n = segment.vector_count();
+  const uint64_t most = n == 0 ? 0 : filter.MaxMatches(*regions, n);
+  if (most == 0) return absl::OkStatus();
+  admit.SetRecordFilter(&filter, regions);
+  TopK mine(options.k);
+  bool scan = most <= std::max(options.list_size, options.k);
+  if (!scan) {
+    SHOAL_RETURN_IF_ERROR(segment.Search(query, options, admit, &mine, stats));
+    if (mine.size() < options.k) {  // short: scan instead
+      mine = TopK(options.k);
+      scan = true;
+    }
+  }
+  if (scan) {
+    SHOAL_RETURN_IF_ERROR(segment::ScanSegment(segment, metric, dim, query, admit, &mine, stats));
+  }
+  for (const Neighbor& nb : mine.Take()) top->Push(nb.id, nb.distance);
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+absl::Status Shard::Search(const float* query, const SearchOptions& options, TopK* top) const {
+  std::unique_ptr<const filter::CompiledFilter> compiled;
+  if (options.filter != nullptr) {
+    SHOAL_ASSIGN_OR_RETURN(compiled, filter::CompiledFilter::Compile(
+                                         *options.filter, options_.collection.attributes));
+  }
+  return Search(TakeView(), query, options, top, /*skip_shared=*/false, compiled.get());
+}
 
 absl::Status Shard::Get(uint64_t id, std::vector<float>* out) const {
   SourceSnapshot older;
@@ -148,14 +195,19 @@ bool Shard::VisibleAt(const View& view, uint64_t id, size_t i, absl::Status* sta
 }
 
 absl::Status Shard::Search(const View& view, const float* query, const SearchOptions& options,
-                           TopK* top, bool skip_shared) const {
+                           TopK* top, bool skip_shared,
+                           const filter::CompiledFilter* filter) const {
   timing::Scope timing("search",
                        "collection,shard,k,list_size,sources(kind:us:hops:distances:sectors)");
   std::string sources;  // with timing: "kind:us:hops:distances:sectors;..."
   {
     ReaderMutexLock lock(&mu_);
     // The active memtable is the newest source: nothing hides its vectors.
-    view.active->Search(metric(), query, top);
+    if (filter == nullptr) {
+      view.active->Search(metric(), query, top);
+    } else {
+      view.active->SearchFiltered(metric(), query, *filter, top);
+    }
   }
   if (timing::kEnabled) {
     absl::StrAppend(&sources, "memtable:", timing.Lap(), ":0:", view.active->live_count(),
@@ -176,8 +228,14 @@ absl::Status Shard::Search(const View& view, const float* query, const SearchOpt
   for (size_t i = 0; i < older.sources().size(); ++i) {
     const SourceSnapshot::Source& source = older.sources()[i];
     if (source.mem != nullptr) {
-      const std::function<bool(uint64_t)> filter = [&](uint64_t id) { return visible(id, i); };
-      source.mem->Search(metric(), query, top, &filter);
+      const std::function<bool(uint64_t)> hidden_not = [&](uint64_t id) {
+        return visible(id, i);
+      };
+      if (filter == nullptr) {
+        source.mem->Search(metric(), query, top, &hidden_not);
+      } else {
+        source.mem->SearchFiltered(metric(), query, *filter, top, &hidden_not);
+      }
       if (timing::kEnabled) {
         absl::StrAppend(&sources, ";frozen:", timing.Lap(), ":0:", source.mem->live_count(),
                         ":0");
@@ -195,13 +253,15 @@ absl::Status Shard::Search(const View& view, const float* query, const SearchOpt
       // A shared segment searched from one shard offers that shard's
       // entries only.
       const uint32_t shard_count = options_.collection.shard_count;
-      const absl::Status searched = source.segment->Search(
-          query, share,
-          [&](uint64_t id, uint64_t) {
-            return (!source.shared || ShardOf(id, shard_count) == options_.index) &&
-                   visible(id, i);
-          },
-          top, timing::kEnabled || options.stats != nullptr ? &stats : nullptr);
+      const segment::AnswerFilter admit = [&](uint64_t id, uint64_t) {
+        return (!source.shared || ShardOf(id, shard_count) == options_.index) && visible(id, i);
+      };
+      SegmentSearchStats* want = timing::kEnabled || options.stats != nullptr ? &stats : nullptr;
+      const absl::Status searched =
+          filter == nullptr
+              ? source.segment->Search(query, share, admit, top, want)
+              : SearchSegmentFiltered(*source.segment, metric(), dim(), query, share, *filter,
+                                      admit, top, want);
       if (options.stats != nullptr) AddSegmentStats(stats, options.stats);
       SHOAL_RETURN_IF_ERROR(searched);
       if (timing::kEnabled) {
@@ -217,7 +277,8 @@ absl::Status Shard::Search(const View& view, const float* query, const SearchOpt
 
 absl::Status Shard::SearchShared(std::span<const Shard* const> shards,
                                  std::span<const View> views, const Segment* segment,
-                                 const float* query, const SearchOptions& options, TopK* top) {
+                                 const float* query, const SearchOptions& options, TopK* top,
+                                 const filter::CompiledFilter* filter) {
   // Where each shard's view holds the segment (a shard whose merges took
   // its entries out of it no longer names it: they are elsewhere now).
   constexpr size_t kNone = ~size_t{0};
@@ -230,6 +291,20 @@ absl::Status Shard::SearchShared(std::span<const Shard* const> shards,
   }
   absl::Status lookup_status;
   const uint32_t shard_count = static_cast<uint32_t>(shards.size());
+  if (filter != nullptr) {
+    // Short walks fall back to a scan there rather than to longer lists.
+    SegmentSearchStats stats;
+    const absl::Status searched = SearchSegmentFiltered(
+        *segment, shards[0]->metric(), shards[0]->dim(), query, options, *filter,
+        [&](uint64_t id, uint64_t) {
+          const uint32_t s = ShardOf(id, shard_count);
+          return at[s] != kNone && shards[s]->VisibleAt(views[s], id, at[s], &lookup_status);
+        },
+        top, options.stats != nullptr ? &stats : nullptr);
+    if (options.stats != nullptr) AddSegmentStats(stats, options.stats);
+    SHOAL_RETURN_IF_ERROR(searched);
+    return lookup_status;
+  }
   // The walk's list holds max(L, k) nodes (on codes a few more): where
   // newer versions or deletes hide some of them, it offers fewer than k.
   // One graph for several shards is all there is of their older data, so
