@@ -175,16 +175,21 @@ class Collection {
                          std::vector<const float*>* part_rows,
                          std::vector<size_t>* start) const;
 
-  // Records (collection_records.cc): as Partition, for records; each
-  // kept row's parts, checked and canonical, in *part_extras (copies that
-  // need it in *stores), or none at all when no record has any.
+  // Records (collection_records.cc): a batch checked and split by shard,
+  // as Partition splits vectors: shard s's rows are [start[s], start[s+1])
+  // of ids, rows and extras (each kept row's parts, checked and canonical;
+  // empty when no record has any). Rows and extras point into the
+  // records, `normalized` and `stores`.
+  struct PartitionedRecords {
+    std::unique_ptr<float[]> normalized;         // kCosine: the rows normalized
+    std::vector<record::NormalizeStore> stores;  // parts copied to be canonical
+    std::vector<uint64_t> ids;
+    std::vector<const float*> rows;
+    std::vector<record::Extras> extras;
+    std::vector<size_t> start;
+  };
   absl::Status PartitionRecords(std::span<const Record> records, bool dedupe,
-                                std::unique_ptr<float[]>* normalized,
-                                std::vector<record::NormalizeStore>* stores,
-                                std::vector<uint64_t>* part_ids,
-                                std::vector<const float*>* part_rows,
-                                std::vector<record::Extras>* part_extras,
-                                std::vector<size_t>* start) const;
+                                PartitionedRecords* out) const;
   // BulkLoad's work once the input is partitioned (part_extras: encoded,
   // parallel to part_ids; empty: none), `total` rows given.
   absl::Status LoadPartitioned(size_t total, std::span<const uint64_t> part_ids,

@@ -39,12 +39,13 @@ absl::Status CheckParts(uint32_t parts) {
 }  // namespace
 
 absl::Status Collection::PartitionRecords(std::span<const Record> records, bool dedupe,
-                                          std::unique_ptr<float[]>* normalized,
-                                          std::vector<record::NormalizeStore>* stores,
-                                          std::vector<uint64_t>* part_ids,
-                                          std::vector<const float*>* part_rows,
-                                          std::vector<record::Extras>* part_extras,
-                                          std::vector<size_t>* start) const {
+                                          PartitionedRecords* out) const {
+  std::unique_ptr<float[]>* normalized = &out->normalized;
+  std::vector<record::NormalizeStore>* stores = &out->stores;
+  std::vector<uint64_t>* part_ids = &out->ids;
+  std::vector<const float*>* part_rows = &out->rows;
+  std::vector<record::Extras>* part_extras = &out->extras;
+  std::vector<size_t>* start = &out->start;
   if (records.empty()) return absl::InvalidArgumentError("an empty batch");
   const size_t n = records.size();
   const size_t dim = options_.dim;
@@ -116,46 +117,33 @@ absl::Status Collection::PartitionRecords(std::span<const Record> records, bool 
 
 absl::Status Collection::Put(const Record& record) {
   const int64_t started = timing::kEnabled ? timing::NowMicros() : 0;
-  std::unique_ptr<float[]> normalized;
-  std::vector<record::NormalizeStore> stores;
-  std::vector<uint64_t> ids;
-  std::vector<const float*> rows;
-  std::vector<record::Extras> extras;
-  std::vector<size_t> start;
-  absl::Status valid = PartitionRecords({&record, 1}, /*dedupe=*/false, &normalized, &stores,
-                                        &ids, &rows, &extras, &start);
+  PartitionedRecords p;
+  absl::Status valid = PartitionRecords({&record, 1}, /*dedupe=*/false, &p);
   if (!valid.ok()) return Prefixed("Put", valid);
   Shard& shard = *shards_[ShardOf(record.id, options_.shard_count)];
-  return shard.Put(ids, rows, extras, timing::kEnabled ? timing::NowMicros() - started : 0);
+  return shard.Put(p.ids, p.rows, p.extras, timing::kEnabled ? timing::NowMicros() - started : 0);
 }
 
 absl::Status Collection::PutBatch(std::span<const Record> records) {
   if (records.size() >= kBulkPutBatchRecords) return BulkLoad(records);
   const int64_t started = timing::kEnabled ? timing::NowMicros() : 0;
-  std::unique_ptr<float[]> normalized;
-  std::vector<record::NormalizeStore> stores;
-  std::vector<uint64_t> part_ids;
-  std::vector<const float*> part_rows;
-  std::vector<record::Extras> part_extras;
-  std::vector<size_t> start;
-  absl::Status valid = PartitionRecords(records, /*dedupe=*/false, &normalized, &stores,
-                                        &part_ids, &part_rows, &part_extras, &start);
+  PartitionedRecords p;
+  absl::Status valid = PartitionRecords(records, /*dedupe=*/false, &p);
   if (!valid.ok()) return Prefixed("PutBatch", valid);
   std::vector<Shard::BatchPart> parts;  // in shard order
   for (uint32_t s = 0; s < options_.shard_count; ++s) {
-    const size_t first = start[s], count = start[s + 1] - start[s];
+    const size_t first = p.start[s], count = p.start[s + 1] - p.start[s];
     if (count == 0) continue;
-    parts.push_back(
-        {shards_[s].get(), std::span<const uint64_t>(part_ids.data() + first, count),
-         std::span<const float* const>(part_rows.data() + first, count),
-         part_extras.empty()
-             ? std::span<const record::Extras>()
-             : std::span<const record::Extras>(part_extras.data() + first, count)});
+    parts.push_back({shards_[s].get(), std::span<const uint64_t>(p.ids.data() + first, count),
+                     std::span<const float* const>(p.rows.data() + first, count),
+                     p.extras.empty()
+                         ? std::span<const record::Extras>()
+                         : std::span<const record::Extras>(p.extras.data() + first, count)});
   }
   if (parts.size() == 1) {
     const int64_t route_us = timing::kEnabled ? timing::NowMicros() - started : 0;
-    const Shard::BatchPart& p = parts.front();
-    return p.shard->Put(p.ids, p.rows, p.extras, route_us);
+    const Shard::BatchPart& part = parts.front();
+    return part.shard->Put(part.ids, part.rows, part.extras, route_us);
   }
   return Shard::PutAcross(parts, pool_);
 }
@@ -165,31 +153,25 @@ absl::Status Collection::BulkLoad(std::span<const Record> records) {
   timing::Scope timing("bulkload",
                        "collection,vectors,shards,partition_us,copy_us,graph_us,write_us,"
                        "publish_us,total_us");
-  std::unique_ptr<float[]> normalized;
-  std::vector<record::NormalizeStore> stores;
-  std::vector<uint64_t> part_ids;
-  std::vector<const float*> part_rows;
-  std::vector<record::Extras> part_extras;
-  std::vector<size_t> start;
-  absl::Status valid = PartitionRecords(records, /*dedupe=*/true, &normalized, &stores,
-                                        &part_ids, &part_rows, &part_extras, &start);
+  PartitionedRecords p;
+  absl::Status valid = PartitionRecords(records, /*dedupe=*/true, &p);
   if (!valid.ok()) return Prefixed("BulkLoad", valid);
   // The segment writer takes each row's parts encoded.
   std::string encoded;
   std::vector<std::string_view> views;
-  if (!part_extras.empty()) {
+  if (!p.extras.empty()) {
     size_t bytes = 0;
-    for (const record::Extras& e : part_extras) bytes += record::EncodedSize(e);
+    for (const record::Extras& e : p.extras) bytes += record::EncodedSize(e);
     encoded.resize(bytes);
-    views.reserve(part_extras.size());
+    views.reserve(p.extras.size());
     char* at = encoded.data();
-    for (const record::Extras& e : part_extras) {
+    for (const record::Extras& e : p.extras) {
       char* end = record::Encode(e, at);
       views.emplace_back(at, static_cast<size_t>(end - at));
       at = end;
     }
   }
-  return LoadPartitioned(records.size(), part_ids, part_rows, views, start, &timing);
+  return LoadPartitioned(records.size(), p.ids, p.rows, views, p.start, &timing);
 }
 
 absl::StatusOr<RecordData> Collection::GetRecord(uint64_t id, uint32_t parts) const {
