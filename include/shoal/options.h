@@ -285,6 +285,18 @@ struct SearchStats {
   uint64_t cache_hits = 0;             // expanded nodes found in node caches
   uint64_t io_wait_ns = 0;             // time waiting for those reads
   uint64_t compute_ns = 0;             // the rest of the segment searches' time
+  // A filtered search (SearchOptions::filter): how its segments were
+  // searched. The planner counts each segment's matching nodes first
+  // (filter_matches sums those counts; an upper bound when the filter holds
+  // an Ids predicate), then skips the segment (none match), scans its
+  // matching nodes exactly (few match), or walks its graph with the filter
+  // inside the walk; a walk that comes back with fewer than k answers is
+  // followed by the scan (filter_short_walks). Memtables are always scanned.
+  uint64_t filter_matches = 0;
+  uint64_t filter_skipped = 0;
+  uint64_t filter_scanned = 0;
+  uint64_t filter_walked = 0;
+  uint64_t filter_short_walks = 0;
 };
 
 // How a search walks a disk-resident segment's graph (SegmentStorage::
