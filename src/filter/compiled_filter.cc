@@ -274,4 +274,83 @@ uint64_t CompiledFilter::Bound(const segment::RecordRegions& r, uint64_t nodes,
   return nodes;
 }
 
+void CompiledFilter::Select(const segment::RecordRegions& r, uint32_t nodes,
+                            BitSet* out) const {
+  SelectOp(r, nodes, 0, out);
+}
+
+void CompiledFilter::SelectOp(const segment::RecordRegions& r, uint32_t nodes, uint32_t i,
+                              BitSet* out) const {
+  const Op& op = ops_[i];
+  out->Reset(nodes);
+  switch (op.kind) {
+    case Filter::Kind::kAnyLabel:
+    case Filter::Kind::kNoLabel:
+      for (uint32_t j = op.begin; j < op.begin + op.count; ++j) {
+        for (uint32_t node : r.postings(labels_[j])) {
+          if (node < nodes) out->Set(node);  // Open checked them; cheap to be sure
+        }
+      }
+      if (op.kind == Filter::Kind::kNoLabel) out->Complement();
+      return;
+    case Filter::Kind::kAllLabels: {
+      // The shortest posting list, each of its nodes tested for the rest.
+      std::span<const uint32_t> shortest = r.postings(labels_[op.begin]);
+      for (uint32_t j = op.begin + 1; j < op.begin + op.count; ++j) {
+        const std::span<const uint32_t> p = r.postings(labels_[j]);
+        if (p.size() < shortest.size()) shortest = p;
+      }
+      const std::span<const uint32_t> want(labels_.data() + op.begin, op.count);
+      for (uint32_t node : shortest) {
+        if (node >= nodes) continue;
+        const std::span<const uint32_t> has = r.labels(node);
+        bool all = true;
+        for (uint32_t label : want) all = all && Contains(has, label);
+        if (all) out->Set(node);
+      }
+      return;
+    }
+    case Filter::Kind::kRange: {
+      if (op.max < op.min || op.attribute >= r.attribute_count()) return;
+      const segment::AttributeSummary summary = r.summary(op.attribute);
+      if (summary.count == 0 || summary.max < op.min || summary.min > op.max) return;
+      const std::span<const int64_t> column = r.attribute_column(op.attribute);
+      for (uint32_t node = 0; node < nodes; ++node) {
+        const int64_t v = column[node];
+        if (v >= op.min && v <= op.max && r.has_attribute(node, op.attribute)) out->Set(node);
+      }
+      return;
+    }
+    case Filter::Kind::kIds:
+      out->Fill();
+      return;
+    case Filter::Kind::kAnd:
+    case Filter::Kind::kOr: {
+      const bool is_and = op.kind == Filter::Kind::kAnd;
+      BitSet child;
+      bool first = true;
+      for (uint32_t c = i + 1; c < op.end; c = ops_[c].end) {
+        if (ops_[c].kind == Filter::Kind::kIds) {  // true here (see Select)
+          if (is_and) continue;
+          out->Fill();
+          return;
+        }
+        if (first) {
+          SelectOp(r, nodes, c, out);
+          first = false;
+        } else {
+          SelectOp(r, nodes, c, &child);
+          if (is_and) {
+            out->And(child);
+          } else {
+            out->Or(child);
+          }
+        }
+      }
+      if (first) out->Fill();  // an And of Ids conditions alone
+      return;
+    }
+  }
+}
+
 }  // namespace shoal::filter

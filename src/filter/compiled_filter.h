@@ -29,6 +29,7 @@
 
 #include "absl/status/statusor.h"
 #include "shoal/filter.h"
+#include "util/bit_set.h"
 
 namespace shoal {
 namespace segment {
@@ -65,6 +66,14 @@ class CompiledFilter {
   // can: the segment need not be searched.
   uint64_t MaxMatches(const segment::RecordRegions& r, uint64_t nodes) const;
 
+  // Sets *out to the nodes of the segment (`nodes` of them, records `r`)
+  // that match, from its posting lists and attribute columns: exact,
+  // except that an Ids condition counts as true (the caller's predicate is
+  // asked per entry, never per node here), so then a superset. Costs a
+  // pass over nodes/64 words per label condition and over nodes values per
+  // range; the postings' lengths for the rest.
+  void Select(const segment::RecordRegions& r, uint32_t nodes, BitSet* out) const;
+
  private:
   struct Op {
     Filter::Kind kind;
@@ -82,6 +91,7 @@ class CompiledFilter {
   template <class Record>
   bool Eval(const Record& rec, uint32_t op, uint64_t id) const;
   uint64_t Bound(const segment::RecordRegions& r, uint64_t nodes, uint32_t op) const;
+  void SelectOp(const segment::RecordRegions& r, uint32_t nodes, uint32_t op, BitSet* out) const;
 
   std::vector<Op> ops_;
   std::vector<uint32_t> labels_;

@@ -22,6 +22,7 @@
 #include <utility>
 
 #include "filter/compiled_filter.h"
+#include "util/bit_set.h"
 #include "util/top_k.h"
 
 namespace shoal::segment {
@@ -51,18 +52,33 @@ class AnswerFilter {
   AnswerFilter(F&& visible) : visible_(std::forward<F>(visible)) {}  // NOLINT
 
   // Also admits only the nodes whose records (`regions`, the segment's)
-  // match `filter`; a null `filter` changes nothing. Both must outlive the
-  // filter's use.
-  void SetRecordFilter(const filter::CompiledFilter* filter, const RecordRegions* regions) {
+  // match `filter`; a null `filter` changes nothing. `selected`, when not
+  // null, is the filter's CompiledFilter::Select over the segment's nodes:
+  // exact without an Ids condition (then the test is one bit), a superset
+  // with one (then the filter is evaluated for the nodes in it). A mapped
+  // segment's walk then navigates among the selected nodes alone, reaching
+  // past the others by their neighbour lists (segment_search.cc); without
+  // it the walk traverses every node and the filter decides only what it
+  // offers. All three must outlive the filter's use.
+  void SetRecordFilter(const filter::CompiledFilter* filter, const RecordRegions* regions,
+                       const BitSet* selected = nullptr) {
     filter_ = filter;
     regions_ = regions;
+    selected_ = selected;
+    selected_exact_ = selected != nullptr && filter != nullptr && !filter->has_ids();
   }
   bool filtered() const { return filter_ != nullptr; }
+  const BitSet* selected() const { return selected_; }
 
   // Whether the record of `node` (its entry (id, sequence)) passes the
   // filter: true without one.
   bool Matches(uint32_t node, uint64_t id) const {
-    return filter_ == nullptr || filter_->MatchesNode(*regions_, node, id);
+    if (filter_ == nullptr) return true;
+    if (selected_ != nullptr) {
+      if (!selected_->Test(node)) return false;
+      if (selected_exact_) return true;
+    }
+    return filter_->MatchesNode(*regions_, node, id);
   }
   bool Admits(uint64_t id, uint64_t sequence, uint32_t node) const {
     return Matches(node, id) && (!visible_ || visible_(id, sequence));
@@ -86,6 +102,8 @@ class AnswerFilter {
   VisibleFn visible_;
   const filter::CompiledFilter* filter_ = nullptr;
   const RecordRegions* regions_ = nullptr;
+  const BitSet* selected_ = nullptr;
+  bool selected_exact_ = false;
 };
 
 }  // namespace shoal::segment

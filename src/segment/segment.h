@@ -117,6 +117,12 @@ struct SegmentSearchStats {
   uint64_t cache_hits = 0;             // expanded nodes found in the node cache
   uint64_t io_wait_ns = 0;             // time spent waiting for those reads
   uint64_t compute_ns = 0;             // the rest of the search's time
+  // Filtered searches (SearchStats has the same fields).
+  uint64_t filter_matches = 0;
+  uint64_t filter_skipped = 0;
+  uint64_t filter_scanned = 0;
+  uint64_t filter_walked = 0;
+  uint64_t filter_short_walks = 0;
 };
 
 // How Segment::Open reads a segment (the DB's Options, docs/architecture.md
@@ -209,6 +215,25 @@ class Segment {
       const float* query, const SearchOptions& options,
       const segment::AnswerFilter& admit, TopK* top,
       SegmentSearchStats* stats = nullptr) const = 0;
+
+  // Whether Search honours AnswerFilter::walk_set() inside its walk (a
+  // mapped segment); otherwise its walk traverses every node and the filter
+  // decides only what is offered (a disk-resident segment, whose walk would
+  // read a block for each node it reaches past).
+  virtual bool walks_filtered() const { return false; }
+  // A filtered search's scan of the nodes in `nodes` (its matches, a
+  // BitSet over [0, vector_count())): offers to `top` (which keeps its k
+  // closest) those that `admit` admits, with exact distances. A mapped
+  // segment with codes ranks the nodes by their codes and reranks the
+  // closest max(L, k + a few) by their vectors (L = options.list_size), as
+  // its walks do: exact whenever the codes rank the true k among those,
+  // exact always when L >= the nodes in `nodes`; without codes, and on
+  // disk, every node in `nodes` by its vector (on disk, every block read).
+  // DataLossError as Search.
+  [[nodiscard]] virtual absl::Status ScanNodes(const float* query, const SearchOptions& options,
+                                               const BitSet& nodes,
+                                               const segment::AnswerFilter& admit, TopK* top,
+                                               SegmentSearchStats* stats) const = 0;
 
   // Calls fn for every live entry (id, sequence, vector), in node order.
   [[nodiscard]] virtual absl::Status ForEachVector(

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "distance/distance.h"
 #include "segment/segment_checks.h"
 #include "util/coding.h"
 #include "util/status_macros.h"
@@ -52,6 +53,23 @@ absl::Status SegmentFile::ForEachVector(
        DecodeFixed64(record + layout.sequence_offset()),
        reinterpret_cast<const float*>(record));
   });
+}
+
+absl::Status SegmentFile::ScanNodes(const float* query, const SearchOptions& options,
+                                    const BitSet& nodes, const AnswerFilter& admit, TopK* top,
+                                    SegmentSearchStats* stats) const {
+  const NodeLayout& layout = header_.layout;
+  uint64_t computed = 0;
+  const absl::Status status = ForEachNodeRecord([&](uint32_t node, const char* record) {
+    if (!nodes.Test(node)) return;
+    const uint64_t id = DecodeFixed64(record + layout.id_offset());
+    if (!admit.Admits(id, DecodeFixed64(record + layout.sequence_offset()), node)) return;
+    ++computed;
+    top->Push(id, Distance(header_.metric, query, reinterpret_cast<const float*>(record),
+                           header_.dim));
+  });
+  if (stats != nullptr) stats->distance_computations += computed;
+  return status;
 }
 
 void SegmentFile::ForEachEntry(

@@ -45,6 +45,10 @@ class SegmentFile : public Segment {
       const std::function<void(uint64_t id, uint64_t sequence, bool live)>& fn) const override;
   void ForEachTombstone(
       const std::function<void(uint64_t id, uint64_t sequence)>& fn) const override;
+  // Over ForEachNodeRecord: reads every block, offers the nodes in `nodes`.
+  absl::Status ScanNodes(const float* query, const SearchOptions& options, const BitSet& nodes,
+                         const AnswerFilter& admit, TopK* top,
+                         SegmentSearchStats* stats) const override;
 
   // Records (segment.h). FindRecord reads the node's payload alone (one
   // read on disk) and checks its checksum; ForEachRecord reads the payloads

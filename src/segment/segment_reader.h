@@ -39,6 +39,12 @@ class SegmentReader final : public SegmentFile {
                       const AnswerFilter& admit,
                       TopK* top, SegmentSearchStats* stats) const override;
   absl::Status VerifyAll() const override;
+  // Filtered searches (segment.h): the walk navigates among the selected
+  // nodes (segment_search.cc); the scan reads only the selected nodes.
+  bool walks_filtered() const override { return true; }
+  absl::Status ScanNodes(const float* query, const SearchOptions& options, const BitSet& nodes,
+                         const AnswerFilter& admit, TopK* top,
+                         SegmentSearchStats* stats) const override;
 
   // Nodes a search offers besides the medoid before it walks: 0 unless the
   // graph is one walks from the medoid do not cover (ChooseEntryPoints).
@@ -112,9 +118,22 @@ class SegmentReader final : public SegmentFile {
   };
   // The beam search from the medoid, leaving the list in s->list; distances
   // as `navigate` computes them.
+  // With `selected` (a filtered search's AnswerFilter::selected()), the
+  // list holds selected nodes only (GatherSelected).
   template <class Navigator>
   absl::Status Walk(const Navigator& navigate, const SearchOptions& options, SearchScratch* s,
-                    SegmentSearchStats* stats, WalkCounts* counts) const;
+                    SegmentSearchStats* stats, WalkCounts* counts,
+                    const BitSet* selected = nullptr) const;
+  // A filtered walk's step from u (AnswerFilter::selected() = `selected`):
+  // appends to todo[*m...] u's unseen neighbours that are selected, then,
+  // while fewer than R were found, the unseen selected neighbours of its
+  // unselected ones (ACORN-1's two hops), marking each seen.
+  absl::Status GatherSelected(uint32_t u, const BitSet& selected, SearchScratch* s,
+                              SegmentSearchStats* stats, WalkCounts* counts, uint32_t* todo,
+                              size_t* m) const;
+  // ScanNodes by the vectors of every node in `nodes`.
+  absl::Status ScanNodeVectors(const float* query, const BitSet& nodes, const AnswerFilter& admit,
+                               TopK* top, SegmentSearchStats* stats) const;
   // Checks node's block (once) and counts its sectors for the stats.
   absl::Status ReadBlock(uint32_t node, SearchScratch* s, SegmentSearchStats* stats,
                          uint64_t* sectors) const;

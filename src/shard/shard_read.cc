@@ -11,7 +11,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "segment/record_regions.h"
-#include "segment/segment_scan.h"
+#include "shard/filter_plan.h"
+#include "util/bit_set.h"
 #include "util/hash.h"
 #include "util/status_macros.h"
 
@@ -26,39 +27,69 @@ void AddSegmentStats(const SegmentSearchStats& from, SearchStats* to) {
   to->cache_hits += from.cache_hits;
   to->io_wait_ns += from.io_wait_ns;
   to->compute_ns += from.compute_ns;
+  to->filter_matches += from.filter_matches;
+  to->filter_skipped += from.filter_skipped;
+  to->filter_scanned += from.filter_scanned;
+  to->filter_walked += from.filter_walked;
+  to->filter_short_walks += from.filter_short_walks;
 }
 
-// A filtered search of one segment (issue 44; the correctness-first plan,
-// docs/architecture.md "Filtered search"): `admit` (visibility) joined by
-// the filter's test of each node's record. Nothing when no node can match
-// (posting lists and summaries say so: a label nobody has costs nothing);
-// an exact scan when few can (no more than the walk's list holds) or when
-// the walk, which traverses every node but offers only admitted ones,
-// comes back with fewer than k. So the segment offers k entries whenever k
-// of its nodes are admitted, all of them when fewer are.
-absl::Status SearchSegmentFiltered(const Segment& segment, Metric metric, uint32_t dim,
-                                   const float* query, const SearchOptions& options,
+// A filtered search of one segment (issue 44; docs/architecture.md
+// "Filtered search"). The planner selects the matching nodes from the
+// posting lists and attribute columns (CompiledFilter::Select) and counts
+// them: none, and the segment is skipped (a label nobody has costs a
+// binary search); few, and they are scanned exactly; many, and the graph is
+// walked with the filter inside the walk (a mapped segment navigates among
+// the matches; a disk-resident one walks every node with a list longer by
+// the share that match). A walk that comes back with fewer than k answers
+// is followed by the scan. So the segment offers k entries whenever k of
+// its nodes are admitted, all of them when fewer are.
+absl::Status SearchSegmentFiltered(const Segment& segment, uint32_t dim, const float* query,
+                                   const SearchOptions& options,
                                    const filter::CompiledFilter& filter,
                                    segment::AnswerFilter admit, TopK* top,
                                    SegmentSearchStats* stats) {
   static const segment::RecordRegions kNoRecords;
+  SegmentSearchStats unused;
+  if (stats == nullptr) stats = &unused;
   const segment::RecordRegions* regions = segment.record_regions();
   if (regions == nullptr) regions = &kNoRecords;
   const uint64_t n = segment.vector_count();
-  const uint64_t most = n == 0 ? 0 : filter.MaxMatches(*regions, n);
-  if (most == 0) return absl::OkStatus();
-  admit.SetRecordFilter(&filter, regions);
+  if (n == 0 || filter.MaxMatches(*regions, n) == 0) {
+    ++stats->filter_skipped;
+    return absl::OkStatus();
+  }
+  BitSet selected;
+  filter.Select(*regions, static_cast<uint32_t>(n), &selected);
+  const uint64_t count = selected.Count();
+  stats->filter_matches += count;
+  if (count == 0) {
+    ++stats->filter_skipped;
+    return absl::OkStatus();
+  }
+  admit.SetRecordFilter(&filter, regions, &selected);
   TopK mine(options.k);
-  bool scan = most <= std::max(options.list_size, options.k);
+  const uint64_t list = std::max(options.list_size, options.k);
+  bool scan = count <= ScanPerListEntry(dim) * list;
   if (!scan) {
-    SHOAL_RETURN_IF_ERROR(segment.Search(query, options, admit, &mine, stats));
+    SearchOptions walk = options;
+    if (!segment.walks_filtered()) {
+      // About count / n of the nodes it meets match: a list that much
+      // longer holds about as many matches (a list as long as the segment
+      // scans it).
+      walk.list_size = static_cast<uint32_t>(std::min<uint64_t>(n, (list * n + count - 1) / count));
+    }
+    SHOAL_RETURN_IF_ERROR(segment.Search(query, walk, admit, &mine, stats));
+    ++stats->filter_walked;
     if (mine.size() < options.k) {  // short: scan instead
+      ++stats->filter_short_walks;
       mine = TopK(options.k);
       scan = true;
     }
   }
   if (scan) {
-    SHOAL_RETURN_IF_ERROR(segment::ScanSegment(segment, metric, dim, query, admit, &mine, stats));
+    ++stats->filter_scanned;
+    SHOAL_RETURN_IF_ERROR(segment.ScanNodes(query, options, selected, admit, &mine, stats));
   }
   for (const Neighbor& nb : mine.Take()) top->Push(nb.id, nb.distance);
   return absl::OkStatus();
@@ -260,8 +291,7 @@ absl::Status Shard::Search(const View& view, const float* query, const SearchOpt
       const absl::Status searched =
           filter == nullptr
               ? source.segment->Search(query, share, admit, top, want)
-              : SearchSegmentFiltered(*source.segment, metric(), dim(), query, share, *filter,
-                                      admit, top, want);
+              : SearchSegmentFiltered(*source.segment, dim(), query, share, *filter, admit, top, want);
       if (options.stats != nullptr) AddSegmentStats(stats, options.stats);
       SHOAL_RETURN_IF_ERROR(searched);
       if (timing::kEnabled) {
@@ -295,7 +325,7 @@ absl::Status Shard::SearchShared(std::span<const Shard* const> shards,
     // Short walks fall back to a scan there rather than to longer lists.
     SegmentSearchStats stats;
     const absl::Status searched = SearchSegmentFiltered(
-        *segment, shards[0]->metric(), shards[0]->dim(), query, options, *filter,
+        *segment, shards[0]->dim(), query, options, *filter,
         [&](uint64_t id, uint64_t) {
           const uint32_t s = ShardOf(id, shard_count);
           return at[s] != kNone && shards[s]->VisibleAt(views[s], id, at[s], &lookup_status);
