@@ -21,6 +21,15 @@ run (uniform and clustered deletes), the fresh build's recall dashed.
 
   comprehensive_bench --dataset medium --phases churn --output churn.json
   tools/plot_bench.py --churn churn.json -o docs/medium-churn.png
+
+With --filter, draws the filter phase instead (--phases filter): QPS at the
+cheapest point reaching recall@k 0.95 against selectivity (log-log), one
+line per index over the uniform labels, the other scenarios (clusters,
+range, two-label AND) as labelled markers at their measured selectivity;
+an index missing from a selectivity never reached 0.95 there.
+
+  comprehensive_bench --dataset medium --phases filter --output filter.json
+  tools/plot_bench.py --filter filter.json -o docs/medium-filter-qps.png
 """
 
 import argparse
@@ -116,6 +125,61 @@ def draw_churn(paths, output):
     print(f"wrote {output}")
 
 
+def draw_filter(path, output):
+    """QPS at recall 0.95 against selectivity, single and batch panels."""
+    with open(path) as f:
+        report = json.load(f)
+    flt = report.get("filter")
+    if not flt or not flt.get("scenarios"):
+        sys.exit("no filter figures in the input (run with --phases filter)")
+    cfg = report["config"]
+    level = flt.get("recall_level", 0.95)
+    names = []  # indexes in order of first appearance
+    for sc in flt["scenarios"]:
+        for run in sc["runs"]:
+            if run["index"] not in names:
+                names.append(run["index"])
+    markers = {"cluster near": "^", "cluster far": "v", "range": "s", "and": "D"}
+    fig, axes = plt.subplots(1, 2, figsize=(14, 6))
+    threads = cfg.get("worker_threads") or cfg.get("hardware_threads")
+    titles = {"single": "one query at a time, 1 thread",
+              "batch": f"all queries in one batch, {threads} threads"}
+    for ax, mode in zip(axes, ("single", "batch")):
+        for i, name in enumerate(names):
+            color = f"C{i % 10}"
+            line, others = [], []
+            for sc in flt["scenarios"]:
+                run = next((r for r in sc["runs"] if r["index"] == name), None)
+                best = run and run.get(f"best_{mode}")
+                if not best:
+                    continue
+                point = (sc["selectivity"], best["qps"], sc)
+                (line if sc["family"] == "uniform" else others).append(point)
+            line.sort(key=lambda p: p[0])
+            ax.plot([p[0] for p in line], [p[1] for p in line], "-o", color=color,
+                    markersize=4, linewidth=1.5, label=name)
+            for sel, qps, sc in others:
+                key = sc["name"] if sc["family"] == "cluster" else sc["family"]
+                ax.plot([sel], [qps], markers.get(key, "x"), color=color, markersize=6,
+                        markerfacecolor="none")
+                if i == 0:
+                    ax.annotate(sc["name"], (sel, qps), fontsize=7, color=color,
+                                xytext=(3, 3), textcoords="offset points")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(titles[mode], fontsize=10)
+        ax.set_xlabel("selectivity (share of vectors matching the filter, log scale)")
+        ax.set_ylabel(f"queries per second at recall@{cfg.get('k', 10)} >= {level} (log scale)")
+        ax.grid(True, which="both", linewidth=0.3, alpha=0.6)
+    axes[0].legend(fontsize=8, loc="best")
+    fig.suptitle(f"filtered search on {cfg['dataset']}: {cfg['num_vectors']:,} x {cfg['dim']}, "
+                 f"{cfg['num_queries']} queries, metric {cfg['metric']}; lines: uniform labels; "
+                 "open markers: cluster near (^) / far (v), range (s), AND (D)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(output, dpi=110)
+    print(f"wrote {output}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("json", nargs="+", help="comprehensive_bench --output files")
@@ -126,9 +190,14 @@ def main():
                         help="do not label points with their knob value")
     parser.add_argument("--churn", action="store_true",
                         help="draw the churn phase's rounds instead of recall/QPS curves")
+    parser.add_argument("--filter", action="store_true",
+                        help="draw the filter phase's QPS against selectivity (one JSON file)")
     args = parser.parse_args()
     if args.churn:
         draw_churn(args.json, args.output)
+        return
+    if args.filter:
+        draw_filter(args.json[0], args.output)
         return
 
     curves, report = [], None

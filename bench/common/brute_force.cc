@@ -184,6 +184,35 @@ std::vector<std::vector<Candidate>> ExactKnnFloat(MatrixView base, MatrixView qu
   return out;
 }
 
+struct ExactScan::Impl {
+  Impl(MatrixView b, shoal::Metric metric) : base(b), scorer(b, metric) {}
+  MatrixView base;
+  Scorer scorer;
+};
+
+ExactScan::ExactScan(MatrixView base, shoal::Metric metric)
+    : impl_(std::make_unique<Impl>(base, metric)) {}
+
+ExactScan::~ExactScan() = default;
+
+std::vector<Candidate> ExactScan::Search(const float* query, uint32_t k,
+                                         std::span<const uint32_t> rows) const {
+  const std::vector<float> q = impl_->scorer.Prepare(query);
+  Heap heap;
+  for (const uint32_t row : rows) {
+    const Candidate c{impl_->scorer.Distance(q.data(), impl_->base.Row(row), row), row};
+    if (heap.size() < k) {
+      heap.push(c);
+    } else if (Worse()(c, heap.top())) {
+      heap.pop();
+      heap.push(c);
+    }
+  }
+  std::vector<Candidate> out(heap.size());
+  for (size_t m = out.size(); m-- > 0; heap.pop()) out[m] = heap.top();
+  return out;
+}
+
 const char* BruteForceKernelName() { return HaveAvx2() ? "avx2+fma" : "portable"; }
 
 }  // namespace shoal_bench

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -43,6 +44,23 @@ struct Candidate {
 std::vector<std::vector<Candidate>> ExactKnnFloat(MatrixView base, MatrixView queries,
                                                   shoal::Metric metric, uint32_t k,
                                                   uint32_t threads, Progress* progress);
+
+// Exact k nearest among chosen rows of a base set, one query at a time on
+// the calling thread: the exact scan of the rows a filter matches (and the
+// filtered ground truth). What kCosine needs is computed once, here.
+class ExactScan {
+ public:
+  ExactScan(MatrixView base, shoal::Metric metric);  // `base` is borrowed
+  ~ExactScan();
+  // The min(k, rows.size()) nearest of base rows `rows` (row indexes, any
+  // order), sorted by (distance, row). REQUIRES: k > 0.
+  std::vector<Candidate> Search(const float* query, uint32_t k,
+                                std::span<const uint32_t> rows) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // "avx2+fma" or "portable": the kernel ExactKnnFloat uses on this CPU.
 const char* BruteForceKernelName();

@@ -16,7 +16,11 @@
 // and, with --phases disk (SegmentStorage::kDisk, disk_phase.cc), at
 // recall@10 >= 0.95 at most 12 node reads per query, a searching process of
 // at most 10% of the raw vector bytes + 64 MiB, and against DiskANN's disk
-// index (when its results exist): fewer reads and >= 1.2x its QPS.
+// index (when its results exist): fewer reads and >= 1.2x its QPS;
+// and, with --phases filter (filter_phase.cc), filtered search: recall@10
+// >= 0.95 and no short answers at every selectivity and correlation, and
+// QPS against hnswlib's filter functor, faiss's IDSelectorBitmap and an
+// exact scan of the matching rows.
 //
 // Every measurement uses a fresh database in a wiped directory and closes it
 // afterwards, except the disk phase's, which is kept for the next run. Tables go to stdout, progress to stderr, and --output writes
@@ -26,6 +30,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -88,10 +93,10 @@ ABSL_FLAG(std::string, export_dir, "",
           "(export_dataset.h), then exit without running phases");
 ABSL_FLAG(std::string, phases, "ingest,raw,group,search,build,sweep,limits",
           "comma-separated subset of ingest,raw,group,search,build,sweep,compare,limits,churn,"
-          "disk,builds (churn: not in the default run; --churn_rounds rounds of deletes and "
+          "disk,builds,filter (churn: not in the default run; --churn_rounds rounds of deletes and "
           "inserts; disk: not in the default run; SegmentStorage::kDisk, see --disk_mode_dir; "
           "builds: not in the default run; --build_rounds builds of shoal and the peers in "
-          "turns)");
+          "turns; filter: not in the default run; filtered search, see --filter_*)");
 ABSL_FLAG(uint32_t, build_rounds, 5,
           "--phases builds: rounds of shoal's BulkLoad and each peer's build (--peers), "
           "from scratch, in turns; the ratio of their build rates is the median of the "
@@ -157,6 +162,18 @@ ABSL_FLAG(std::string, diskann_results, "",
           "/var/tmp/shoal-diskann/<dataset>-diskann.json; skipped when absent)");
 ABSL_FLAG(std::string, disk_child, "",
           "internal: run as the disk phase's child process on this directory");
+ABSL_FLAG(std::string, filter_scenarios, "uniform,cluster,range,and",
+          "--phases filter: scenario families to run, comma-separated (uniform: labels at "
+          "--filter_selectivities; cluster: labels = k-means cluster, queries aimed at their "
+          "own and at a distant one; range: Range(\"ts\") of 5%; and: two labels of 10%)");
+ABSL_FLAG(std::string, filter_selectivities, "0.5,0.1,0.01,0.001,0.0001",
+          "--phases filter: selectivities of the uniform labels, comma-separated fractions");
+ABSL_FLAG(uint32_t, filter_clusters, 100, "--phases filter: k-means clusters of 'cluster'");
+ABSL_FLAG(std::string, filter_list_sizes, "10,15,20,30,40,60,80,120,200,300",
+          "--phases filter: shoal's SearchOptions::list_size values (the peers sweep their "
+          "own defaults); a sweep stops once its recall reaches 0.9995");
+ABSL_FLAG(double, filter_budget_s, 1.0,
+          "--phases filter: single-thread queries of one point stop after this many seconds");
 ABSL_FLAG(bool, progress, true, "draw progress bars on stderr (when it is a terminal)");
 
 namespace shoal_bench {
@@ -164,7 +181,7 @@ namespace {
 
 constexpr const char* kPhaseNames[] = {"ingest",  "raw",    "group", "search", "build",
                                        "sweep",   "compare", "limits", "churn", "disk",
-                                       "builds"};
+                                       "builds",  "filter"};
 
 shoal::Metric ParseMetric(const std::string& name) {
   if (name == "l2") return shoal::Metric::kL2;
@@ -225,6 +242,32 @@ std::vector<uint32_t> ParseCounts(const std::string& list, const char* flag) {
   }
   if (out.empty()) Die(flag, absl::InvalidArgumentError("empty"));
   return out;
+}
+
+// Fractions in (0, 1], e.g. --filter_selectivities.
+std::vector<double> ParseFractions(const std::string& list, const char* flag) {
+  std::vector<double> out;
+  for (const std::string& item : SplitCommas(list)) {
+    char* end = nullptr;
+    const double v = std::strtod(item.c_str(), &end);
+    if (end == item.c_str() || *end != '\0' || !(v > 0 && v <= 1)) {
+      Die(flag, absl::InvalidArgumentError(fmt::format("'{}' is not a fraction in (0, 1]", item)));
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
+FilterSettings FilterSettingsFromFlags() {
+  FilterSettings f;
+  f.families = SplitCommas(absl::GetFlag(FLAGS_filter_scenarios));
+  f.selectivities =
+      ParseFractions(absl::GetFlag(FLAGS_filter_selectivities), "--filter_selectivities");
+  f.clusters = std::max(1u, absl::GetFlag(FLAGS_filter_clusters));
+  f.list_sizes = ParseListSizes(absl::GetFlag(FLAGS_filter_list_sizes), 1);
+  if (f.list_sizes.empty()) Die("--filter_list_sizes", absl::InvalidArgumentError("empty"));
+  f.budget_s = absl::GetFlag(FLAGS_filter_budget_s);
+  return f;
 }
 
 // `flag`'s value, or when it is empty `full`, or `quick` with `quick_run`.
@@ -340,6 +383,7 @@ Config ConfigFromFlags(const Dataset& data, const std::vector<std::string>& args
   c.disk = DiskSettingsFromFlags(
       disk_dir.empty() ? "/var/tmp/shoal-bench-disk/" + data.spec.name : disk_dir, c.search.k,
       quick, args);
+  c.filter = FilterSettingsFromFlags();
   if (c.disk.diskann_results.empty()) {
     c.disk.diskann_results = "/var/tmp/shoal-diskann/" + data.spec.name + "-diskann.json";
   }
@@ -476,6 +520,7 @@ int Main(const std::vector<std::string>& args) {
   if (c.HasPhase("churn")) ChurnPhase(c, data, report);
   if (c.HasPhase("builds")) BuildRoundsPhase(c, data, report);
   if (c.HasPhase("disk")) DiskPhase(c, data, truth, report);
+  if (c.HasPhase("filter")) FilterPhase(c, data, report);
   CleanUp(c);
   report.total_seconds = total.Seconds();
   PrintReport(report);
@@ -511,7 +556,10 @@ int main(int argc, char** argv) {
       "  comprehensive_bench --dataset medium --export_dir DIR   (files for external peers)\n"
       "  comprehensive_bench --dataset large --phases disk [--disk_mode_dir DIR]   "
       "(SegmentStorage::kDisk, searched in a child process; DiskANN side by side when "
-      "scripts/diskann_peer.sh has run)");
+      "scripts/diskann_peer.sh has run)\n"
+      "  comprehensive_bench --dataset medium --phases filter [--output FILE.json]   "
+      "(filtered search; tools/plot_bench.py --filter FILE.json plots QPS against "
+      "selectivity)");
   std::vector<std::string> args = shoal_bench::NormalizeFlagNames(argc, argv);
   std::vector<char*> arg_ptrs;
   for (std::string& a : args) arg_ptrs.push_back(a.data());

@@ -8,6 +8,7 @@
 //                     (machine_limits.cc)
 //   disk_phase.cc     disk: SegmentStorage::kDisk, searched in a child process
 //                     (disk_child.cc)
+//   filter_phase.cc   filter: filtered search, shoal and the peers side by side
 
 #ifndef SHOAL_BENCH_COMPREHENSIVE_PHASES_H_
 #define SHOAL_BENCH_COMPREHENSIVE_PHASES_H_
@@ -49,6 +50,16 @@ struct DiskSettings {
   std::vector<std::string> child_args;  // this process's arguments, handed to the child
 };
 
+// --phases filter: what its workload holds and how it sweeps
+// (filter_workload.h for the families).
+struct FilterSettings {
+  std::vector<std::string> families;   // of FilterWorkloadSettings
+  std::vector<double> selectivities;   // of the uniform family
+  uint32_t clusters = 100;             // k-means clusters of the cluster family
+  std::vector<uint32_t> list_sizes;    // shoal's sweep (the peers sweep their defaults)
+  double budget_s = 1.0;               // single-thread pass of a point
+};
+
 struct Config {
   RunConfig run;  // echoed in the report
   shoal::Metric metric = shoal::Metric::kL2;
@@ -68,6 +79,7 @@ struct Config {
   std::vector<std::string> peers;  // run a peer whose name contains one (empty: all)
   uint32_t build_rounds = 5;     // --phases builds: rounds of builds in turns
   DiskSettings disk;
+  FilterSettings filter;
 
   bool HasPhase(std::string_view name) const {
     return std::find(phases.begin(), phases.end(), name) != phases.end();
@@ -126,6 +138,10 @@ void DiskPhase(const Config& c, const Dataset& data, const Truth& truth, Report&
 // `worker_threads` as the parent's. Returns the exit status; dies on errors.
 int DiskChildMain(const DiskSettings& s, uint32_t k, uint32_t worker_threads);
 std::string DiskChildResultPath(const std::string& dir);
+// Filtered search (filter_phase.cc): the filter workload's records
+// bulk-loaded into shoal, the peers built on the same vectors, and every
+// index swept over every scenario.
+void FilterPhase(const Config& c, const Dataset& data, Report& report);
 
 }  // namespace shoal_bench
 

@@ -108,10 +108,10 @@ absl::Status ShoalIndex::Build(const Dataset& data, uint32_t threads, BuildFigur
         static_cast<double>(CountFiles(dir_, ".vamana")) / static_cast<double>(shards));
     figures->other_label = "PutBatch calls, within that";
   } else if (load_ == Load::kBulkLoad) {
-    figures->method = "BulkLoad";
+    figures->method = records_.empty() ? "BulkLoad" : "BulkLoad of records";
     Progress progress("shoal BulkLoad", 0);
     const Stopwatch sw;
-    s = db_->BulkLoad(data.ids, data.base);
+    s = records_.empty() ? db_->BulkLoad(data.ids, data.base) : db_->BulkLoad(records_);
     figures->seconds = sw.Seconds();
   } else {
     figures->method = "Flush after PutBatch";
@@ -145,6 +145,48 @@ absl::Status ShoalIndex::SearchBatch(std::span<const float> queries, uint32_t k,
   ids->assign(r->size(), {});
   for (size_t i = 0; i < r->size(); ++i) {
     for (const shoal::Neighbor& n : (*r)[i]) (*ids)[i].push_back(n.id);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ShoalIndex::FilteredSearch(const float* query, uint32_t k, const RowFilter& filter,
+                                        std::vector<uint64_t>* ids) {
+  shoal::SearchOptions opts = search_;
+  opts.k = k;
+  opts.filter = filter.filter;
+  absl::StatusOr<std::vector<shoal::Neighbor>> r = db_->Search({query, dim_}, opts);
+  if (!r.ok()) return r.status();
+  ids->clear();
+  for (const shoal::Neighbor& n : *r) ids->push_back(n.id);
+  return absl::OkStatus();
+}
+
+absl::Status ShoalIndex::FilteredSearchBatch(std::span<const float> queries, uint32_t k,
+                                             uint32_t /*threads: Options::worker_threads*/,
+                                             std::span<const RowFilter> filters,
+                                             std::vector<std::vector<uint64_t>>* ids) {
+  ids->assign(filters.size(), {});
+  std::vector<bool> done(filters.size(), false);
+  std::vector<size_t> group;
+  std::vector<float> rows;
+  for (size_t first = 0; first < filters.size(); ++first) {
+    if (done[first]) continue;
+    group.clear();
+    rows.clear();
+    for (size_t i = first; i < filters.size(); ++i) {
+      if (done[i] || filters[i].filter != filters[first].filter) continue;
+      done[i] = true;
+      group.push_back(i);
+      rows.insert(rows.end(), queries.begin() + i * dim_, queries.begin() + (i + 1) * dim_);
+    }
+    shoal::SearchOptions opts = search_;
+    opts.k = k;
+    opts.filter = filters[first].filter;
+    absl::StatusOr<std::vector<std::vector<shoal::Neighbor>>> r = db_->SearchBatch(rows, opts);
+    if (!r.ok()) return r.status();
+    for (size_t j = 0; j < group.size(); ++j) {
+      for (const shoal::Neighbor& n : (*r)[j]) (*ids)[group[j]].push_back(n.id);
+    }
   }
   return absl::OkStatus();
 }

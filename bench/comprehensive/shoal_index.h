@@ -10,17 +10,21 @@
 //              Flush + WaitForCompact; the build time is all of it (issue 17's
 //              "streamed ingest", against one BulkLoad).
 // Searches go through the public API (Search, SearchBatch); the knob is
-// SearchOptions::list_size.
+// SearchOptions::list_size. Filtered searches set SearchOptions::filter to
+// the RowFilter's declarative predicate; with SetRecords, kBulkLoad loads
+// records (labels, attributes) instead of bare vectors.
 
 #ifndef SHOAL_BENCH_COMPREHENSIVE_SHOAL_INDEX_H_
 #define SHOAL_BENCH_COMPREHENSIVE_SHOAL_INDEX_H_
 
 #include <memory>
+#include <span>
 #include <string>
 
 #include "peers/ann_index.h"
 #include "shoal/db.h"
 #include "shoal/options.h"
+#include "shoal/record.h"
 
 namespace shoal_bench {
 
@@ -49,6 +53,21 @@ class ShoalIndex : public AnnIndex {
   absl::Status Search(const float* query, uint32_t k, std::vector<uint64_t>* ids) override;
   absl::Status SearchBatch(std::span<const float> queries, uint32_t k, uint32_t threads,
                            std::vector<std::vector<uint64_t>>* ids) override;
+  absl::Status FilteredSearch(const float* query, uint32_t k, const RowFilter& filter,
+                              std::vector<uint64_t>* ids) override;
+  // Queries with the same predicate (the same RowFilter::filter) go in one
+  // SearchBatch, since a SearchOptions carries one filter.
+  absl::Status FilteredSearchBatch(std::span<const float> queries, uint32_t k, uint32_t threads,
+                                   std::span<const RowFilter> filters,
+                                   std::vector<std::vector<uint64_t>>* ids) override;
+
+  // Before Build, kBulkLoad only: load these records (the same ids and
+  // vectors as the data set, in its order) with DB::BulkLoad(records). The
+  // records' views must stay valid through Build; the collection's
+  // attributes come from the options given to the constructor.
+  void SetRecords(std::span<const shoal::Record> records) { records_ = records; }
+  // Searches from now on add to *stats (SearchOptions::stats; null: none).
+  void SetStats(shoal::SearchStats* stats) { search_.stats = stats; }
 
  private:
   // PutBatch of every base row, `batch` rows a call.
@@ -59,6 +78,7 @@ class ShoalIndex : public AnnIndex {
   shoal::Options options_;
   shoal::SearchOptions search_;
   uint32_t dim_ = 0;
+  std::span<const shoal::Record> records_;
   std::unique_ptr<shoal::DB> db_;
 };
 

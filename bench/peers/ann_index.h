@@ -4,6 +4,9 @@
 // shoal or a peer library, so that one sweep loop (sweep.h) measures them
 // all alike: build once, then for each value of the search knob, answer the
 // queries one call at a time on one thread, and all at once on all threads.
+// Filtered searches (--phases filter) go through FilteredSearch and
+// FilteredSearchBatch, which an index implements when it can honour a
+// predicate inside its search (not by filtering its answers afterwards).
 
 #ifndef SHOAL_BENCH_PEERS_ANN_INDEX_H_
 #define SHOAL_BENCH_PEERS_ANN_INDEX_H_
@@ -16,8 +19,18 @@
 #include "absl/status/status.h"
 #include "common/dataset.h"
 #include "comprehensive/report/report.h"
+#include "shoal/filter.h"
 
 namespace shoal_bench {
+
+// One predicate of a filtered search, in the three forms indexes take; all
+// three describe the same rows (filter_workload.h builds them together).
+// Base row r has id r (Dataset's ids), so rows and ids are the same here.
+struct RowFilter {
+  const shoal::Filter* filter = nullptr;  // declarative: shoal
+  std::span<const uint8_t> bitmap;        // bit r % 8 of byte r / 8: faiss, hnswlib
+  std::span<const uint32_t> rows;         // the matching rows, ascending: exact scan
+};
 
 class AnnIndex {
  public:
@@ -48,6 +61,22 @@ class AnnIndex {
   virtual absl::Status SearchBatch(std::span<const float> queries, uint32_t k,
                                    uint32_t threads,
                                    std::vector<std::vector<uint64_t>>* ids) = 0;
+
+  // Search among the base rows `filter` matches only: never an id that fails
+  // it, and at most k. Unimplemented when the index cannot filter.
+  virtual absl::Status FilteredSearch(const float* /*query*/, uint32_t /*k*/,
+                                      const RowFilter& /*filter*/,
+                                      std::vector<uint64_t>* /*ids*/) {
+    return absl::UnimplementedError(Name() + ": no filtered search");
+  }
+  // SearchBatch with a predicate per query: filters[i] (its views alive
+  // during the call) is query i's.
+  virtual absl::Status FilteredSearchBatch(std::span<const float> /*queries*/,
+                                           uint32_t /*k*/, uint32_t /*threads*/,
+                                           std::span<const RowFilter> /*filters*/,
+                                           std::vector<std::vector<uint64_t>>* /*ids*/) {
+    return absl::UnimplementedError(Name() + ": no filtered search");
+  }
 };
 
 }  // namespace shoal_bench

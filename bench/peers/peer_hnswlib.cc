@@ -3,7 +3,9 @@
 // hnswlib as an AnnIndex. hnswlib picks its distance kernels at compile time
 // (SSE, AVX, AVX-512 by the compiler's target macros), so CMake compiles this
 // file with -march=native when SHOAL_BENCH_PEERS_NATIVE is on, as
-// ann-benchmarks does; shoal picks its kernels at run time.
+// ann-benchmarks does; shoal picks its kernels at run time. Filtered search
+// needs hnswlib 0.7 or later (BaseFilterFunctor; CMake defines
+// SHOAL_BENCH_HNSWLIB_FILTER when the headers have it).
 
 #include <exception>
 #include <memory>
@@ -20,6 +22,22 @@ namespace {
 constexpr size_t kAddChunk = 64;
 constexpr size_t kSearchChunk = 4;
 constexpr size_t kRandomSeed = 100;
+
+#ifdef SHOAL_BENCH_HNSWLIB_FILTER
+// hnswlib's filter functor over a RowFilter's bitmap (labels are rows here).
+class BitmapFilter : public hnswlib::BaseFilterFunctor {
+ public:
+  explicit BitmapFilter(std::span<const uint8_t> bitmap) : bitmap_(bitmap) {}
+  bool operator()(hnswlib::labeltype id) override {
+    return id / 8 < bitmap_.size() && ((bitmap_[id / 8] >> (id % 8)) & 1) != 0;
+  }
+
+ private:
+  std::span<const uint8_t> bitmap_;
+};
+#else
+class BitmapFilter {};  // hnswlib before 0.7: no filtered search
+#endif
 
 class HnswlibIndex : public AnnIndex {
  public:
@@ -96,6 +114,34 @@ class HnswlibIndex : public AnnIndex {
     return absl::OkStatus();
   }
 
+#ifdef SHOAL_BENCH_HNSWLIB_FILTER
+  absl::Status FilteredSearch(const float* query, uint32_t k, const RowFilter& filter,
+                              std::vector<uint64_t>* ids) override {
+    BitmapFilter allowed(filter.bitmap);
+    if (metric_ == shoal::Metric::kCosine) {
+      const std::vector<float> q = PeerVectors({query, dim_}, dim_, metric_);
+      Answer(q.data(), k, ids, &allowed);
+    } else {
+      Answer(query, k, ids, &allowed);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status FilteredSearchBatch(std::span<const float> queries, uint32_t k, uint32_t threads,
+                                   std::span<const RowFilter> filters,
+                                   std::vector<std::vector<uint64_t>>* ids) override {
+    const std::vector<float> q = PeerVectors(queries, dim_, metric_);
+    ids->assign(q.size() / dim_, {});
+    ParallelChunks(ids->size(), threads, kSearchChunk, [&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i) {
+        BitmapFilter allowed(filters[i].bitmap);
+        Answer(q.data() + i * dim_, k, &(*ids)[i], &allowed);
+      }
+    });
+    return absl::OkStatus();
+  }
+#endif
+
  private:
   // The first point alone (it becomes the entry point), then the rest from
   // every thread, as hnswlib's Python binding does.
@@ -120,8 +166,16 @@ class HnswlibIndex : public AnnIndex {
     return failed ? absl::InternalError("hnswlib addPoint failed") : absl::OkStatus();
   }
 
-  void Answer(const float* q, uint32_t k, std::vector<uint64_t>* ids) const {
+  // `allowed`: null for an unfiltered search.
+  void Answer(const float* q, uint32_t k, std::vector<uint64_t>* ids,
+              BitmapFilter* allowed = nullptr) const {
+#ifdef SHOAL_BENCH_HNSWLIB_FILTER
+    std::priority_queue<std::pair<float, hnswlib::labeltype>> top =
+        index_->searchKnn(q, k, allowed);
+#else
+    (void)allowed;
     std::priority_queue<std::pair<float, hnswlib::labeltype>> top = index_->searchKnn(q, k);
+#endif
     ids->resize(top.size());
     for (size_t j = ids->size(); j-- > 0; top.pop()) (*ids)[j] = top.top().second;
   }

@@ -43,6 +43,10 @@ std::unique_ptr<AnnIndex> NewHnswlibIndex(uint32_t m, uint32_t ef_construction,
 std::unique_ptr<AnnIndex> NewFaissHnswIndex(uint32_t m, uint32_t ef_construction,
                                             shoal::Metric metric);
 std::unique_ptr<AnnIndex> NewFaissIvfFlatIndex(uint32_t nlist, shoal::Metric metric);
+// Brute force over the base rows (exact_scan_index.cc): a filtered search
+// scans the matching rows only (RowFilter::rows), with the bench's kernels
+// (brute_force.h, ExactScan). No knob; always compiled in.
+std::unique_ptr<AnnIndex> NewExactScanIndex(shoal::Metric metric);
 
 // Copies `rows` (n x dim) and, for kCosine, normalizes every row: what a
 // peer that only knows L2 and inner product is given.

@@ -447,6 +447,7 @@ void PrintReport(const Report& report) {
   PrintCompare(report);
   PrintBuildRounds(report);
   PrintDisk(report);
+  PrintFilter(report);
   PrintGoals(report);
   fmt::print("\ntotal {:.1f} s\n", report.total_seconds);
   std::fflush(stdout);
@@ -468,6 +469,7 @@ std::string ReportToJson(const Report& report) {
   CompareToJson(report, w);
   BuildRoundsToJson(report, w);
   DiskToJson(report, w);
+  FilterToJson(report, w);
   GoalsToJson(report, w);
   w.Field("total_seconds", report.total_seconds);
   w.EndObject();

@@ -300,6 +300,58 @@ inline constexpr double kDiskRecall = 0.95;
 // Goal: mean node reads per query at kDiskRecall.
 inline constexpr double kDiskReadsGoal = 12;
 
+// --phases filter (filter_phase.cc, report_filter.cc). How shoal searched
+// its segments over a pass of queries: SearchStats' filter counters, summed.
+struct FilterPath {
+  uint64_t segments = 0, matches = 0, skipped = 0, scanned = 0, walked = 0, short_walks = 0;
+  uint64_t Planned() const { return skipped + scanned + walked; }  // 0: not counted
+};
+
+// One knob value of an index over one scenario. Recalls in `sweep`: per
+// query, its answers among the exact k nearest matching rows / min(k,
+// rows matching), averaged over queries with at least one matching row.
+struct FilterPoint {
+  SweepPoint sweep;
+  // Of the queries whose predicate matches >= k rows, the share answered
+  // with fewer than k (single-thread pass).
+  double short_share = 0;
+  uint64_t violations = 0;  // answers failing the predicate, single and batch passes
+  FilterPath path;          // shoal, single-thread pass
+};
+
+struct FilterRun {
+  std::string index;
+  std::string knob;
+  std::vector<FilterPoint> points;
+  std::string note;  // why there are no points (e.g. the index cannot filter)
+};
+
+struct FilterScenarioFigures {
+  std::string name;    // "uniform 1%", "cluster near", ...
+  std::string family;  // "uniform", "cluster", "range", "and"
+  double target = 0;       // the selectivity asked for (0: none)
+  double selectivity = 0;  // mean over queries of the share of rows matching
+  size_t queries = 0;
+  size_t queries_with_k = 0;  // whose predicate matches >= k rows
+  size_t predicates = 0;      // distinct predicates among the queries
+  double truth_seconds = 0;
+  std::vector<FilterRun> runs;
+};
+
+struct FilterFigures {
+  bool done = false;
+  double workload_seconds = 0;  // tags, k-means, predicates and truth
+  std::vector<IndexRun> builds;  // builds only, no points
+  std::vector<FilterScenarioFigures> scenarios;
+  std::vector<std::string> notes;
+};
+
+// The recall the filter phase's headline reads QPS at.
+inline constexpr double kFilterRecall = 0.95;
+// The point of `run` with the most QPS among those reaching kFilterRecall
+// (batch: SearchBatch figures); null when none reaches it.
+const FilterPoint* BestFilterPoint(const FilterRun& run, bool batch);
+
 struct Report {
   RunConfig config;
   std::vector<IngestResult> ingest;
@@ -318,6 +370,7 @@ struct Report {
   std::vector<std::string> peer_notes; // peers skipped, and why
   LimitsFigures limits;
   DiskFigures disk;                    // --phases disk
+  FilterFigures filter;                // --phases filter
   double total_seconds = 0;
 };
 
@@ -369,6 +422,10 @@ const DiskPoint* FewestReadsAtRecall(const std::vector<DiskPoint>& points);
 const DiskPoint* BestQpsAtRecall(const std::vector<DiskPoint>& points);
 const PeerDiskPoint* PeerFewestReadsAtRecall(const std::vector<PeerDiskPoint>& points);
 const PeerDiskPoint* PeerBestQpsAtRecall(const std::vector<PeerDiskPoint>& points);
+
+// The filter figures (report_filter.cc).
+void PrintFilter(const Report& report);
+void FilterToJson(const Report& report, JsonWriter& w);
 
 }  // namespace shoal_bench
 
