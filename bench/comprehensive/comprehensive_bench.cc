@@ -19,8 +19,8 @@
 // index (when its results exist): fewer reads and >= 1.2x its QPS;
 // and, with --phases filter (filter_phase.cc), filtered search: recall@10
 // >= 0.95 and no short answers at every selectivity and correlation, and
-// QPS against hnswlib's filter functor, faiss's IDSelectorBitmap and an
-// exact scan of the matching rows.
+// QPS against hnswlib's filter functor, faiss's IDSelectorBitmap (HNSW,
+// IVF and the exact Flat) and an exact scan of the matching rows.
 //
 // Every measurement uses a fresh database in a wiped directory and closes it
 // afterwards, except the disk phase's, which is kept for the next run. Tables go to stdout, progress to stderr, and --output writes
@@ -106,7 +106,7 @@ ABSL_FLAG(bool, compare, false,
           "data: same as adding 'compare' to --phases");
 ABSL_FLAG(std::string, peers, "",
           "with --compare: comma-separated parts of peer names to run, e.g. 'hnswlib,IVF' "
-          "('' = all)");
+          "('' = all); --phases filter also has 'faiss Flat' and 'exact scan'");
 ABSL_FLAG(double, time_budget_s, 2.0,
           "a write run stops after this many seconds (and group-commit runs last this long)");
 ABSL_FLAG(double, search_budget_s, 20.0,

@@ -4,13 +4,15 @@
 // of the filter workload (common/filter_workload.h). shoal bulk-loads the
 // records (CollectionOptions::attributes = {"ts"}); the peers (those of
 // --compare that can filter: hnswlib with its filter functor, faiss HNSW
-// and IVF with an IDSelectorBitmap) and the exact scan of the matching rows
-// are built on the same vectors. Then, scenario after scenario, each index
+// and IVF with an IDSelectorBitmap) and two exact searches (faiss Flat with
+// the same selector, checked on every row; the exact scan of the matching
+// rows, which is handed their list) are built on the same vectors. Then, scenario after scenario, each index
 // is swept over its knob (filter_sweep.h); the report reads QPS at the
 // cheapest point reaching recall kFilterRecall (report_filter.cc).
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/bench_util.h"
@@ -42,7 +44,7 @@ IndexRun BuildOne(const Config& c, AnnIndex& index, const Dataset& data) {
   return run;
 }
 
-// shoal, the peers --peers names, and the exact scan, each built.
+// shoal and the peers --peers names (the exact ones last), each built.
 std::vector<Indexed> BuildAll(const Config& c, const Dataset& data,
                               std::span<const shoal::Record> records, FilterFigures& f) {
   std::vector<Indexed> out;
@@ -53,10 +55,11 @@ std::vector<Indexed> BuildAll(const Config& c, const Dataset& data,
   shoal->SetRecords(records);
   ShoalIndex* shoal_ptr = shoal.get();
   out.push_back({std::move(shoal), shoal_ptr});
-  for (const PeerFactory& peer : AvailablePeers(data.size(), c.metric, &f.notes)) {
+  std::vector<PeerFactory> peers = AvailablePeers(data.size(), c.metric, &f.notes);
+  for (PeerFactory& peer : FilterOnlyPeers(c.metric)) peers.push_back(std::move(peer));
+  for (const PeerFactory& peer : peers) {
     if (c.WantPeer(peer.name)) out.push_back({peer.make(), nullptr});
   }
-  if (c.WantPeer("exact scan")) out.push_back({NewExactScanIndex(c.metric), nullptr});
   for (Indexed& x : out) f.builds.push_back(BuildOne(c, *x.index, data));
   return out;
 }

@@ -1,8 +1,10 @@
 // Copyright 2026 The shoal Authors.
 //
-// "exact scan" as an AnnIndex: what a filtered search costs without an
-// index, given the list of matching rows (a posting list): the distance to
-// every matching row, on the calling thread, keeping the k nearest. Build
+// "exact scan (matching ids known)" as an AnnIndex: what a filtered search
+// costs without an index, given the list of matching rows (a posting list):
+// the distance to every matching row, on the calling thread, keeping the k
+// nearest. An oracle: it never looks at a row that fails the predicate
+// (faiss Flat, by contrast, checks the predicate on every row). Build
 // only borrows the base rows (and, for kCosine, computes their norms).
 
 #include <memory>
@@ -22,7 +24,7 @@ class ExactScanIndex : public AnnIndex {
  public:
   explicit ExactScanIndex(shoal::Metric metric) : metric_(metric) {}
 
-  std::string Name() const override { return "exact scan"; }
+  std::string Name() const override { return "exact scan (matching ids known)"; }
   std::string Params() const override { return "brute force over the matching rows"; }
   std::string KnobName() const override { return "-"; }
   std::vector<uint32_t> DefaultSweep() const override { return {0}; }

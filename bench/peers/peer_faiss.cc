@@ -1,6 +1,7 @@
 // Copyright 2026 The shoal Authors.
 //
-// faiss as an AnnIndex: IndexHNSWFlat and IndexIVFFlat. faiss runs its loops
+// faiss as an AnnIndex: IndexHNSWFlat, IndexIVFFlat and (--phases filter
+// only) IndexFlat. faiss runs its loops
 // on OpenMP; the thread count is set before every call (1 for single-thread
 // searches). Debian's libfaiss is a generic x86-64 build (SSE, no AVX2), as
 // installed; that is the faiss measured here. Filtered searches pass
@@ -44,7 +45,7 @@ faiss::MetricType FaissMetric(shoal::Metric m) {
   return m == shoal::Metric::kL2 ? faiss::METRIC_L2 : faiss::METRIC_INNER_PRODUCT;
 }
 
-// What the two faiss indexes share: ids, queries, search calls.
+// What the faiss indexes share: ids, queries, search calls.
 class FaissIndex : public AnnIndex {
  public:
   explicit FaissIndex(shoal::Metric metric) : metric_(metric) {}
@@ -273,6 +274,36 @@ class FaissIvfFlatIndex : public FaissIndex {
   faiss::IndexIVFFlat* ivf_ = nullptr;  // index_, typed
 };
 
+// The exact filtered search a faiss user runs: IndexFlat's search with an
+// IDSelectorBitmap visits all N rows, checks the predicate on each and
+// computes the distance to those that match (faiss 1.7.3's
+// exhaustive_L2sqr_seq / exhaustive_inner_product_seq, one query per call
+// here). Unlike the exact scan, it is not handed the list of matching rows.
+class FaissFlatIndex : public FaissIndex {
+ public:
+  explicit FaissFlatIndex(shoal::Metric metric) : FaissIndex(metric) {}
+  std::string Name() const override { return "faiss Flat"; }
+  std::string Params() const override {
+    return "exhaustive; the selector is checked on every row";
+  }
+  std::string KnobName() const override { return "-"; }
+  std::vector<uint32_t> DefaultSweep() const override { return {0}; }
+  void SetKnob(uint32_t) override {}
+
+ private:
+  std::unique_ptr<faiss::SearchParameters> FilteredParams(
+      const faiss::IDSelector* sel) const override {
+    auto p = std::make_unique<faiss::SearchParameters>();
+    p->sel = const_cast<faiss::IDSelector*>(sel);
+    return p;
+  }
+
+  void CreateAndTrain(const std::vector<float>&, BuildFigures* figures) override {
+    index_ = std::make_unique<faiss::IndexFlat>(static_cast<Idx>(dim_), FaissMetric(metric_));
+    figures->method = "add (copies the rows)";
+  }
+};
+
 }  // namespace
 
 std::unique_ptr<AnnIndex> NewFaissHnswIndex(uint32_t m, uint32_t ef_construction,
@@ -283,6 +314,10 @@ std::unique_ptr<AnnIndex> NewFaissHnswIndex(uint32_t m, uint32_t ef_construction
 
 std::unique_ptr<AnnIndex> NewFaissIvfFlatIndex(uint32_t nlist, shoal::Metric metric) {
   return std::make_unique<FaissIvfFlatIndex>(nlist, metric);
+}
+
+std::unique_ptr<AnnIndex> NewFaissFlatIndex(shoal::Metric metric) {
+  return std::make_unique<FaissFlatIndex>(metric);
 }
 
 }  // namespace shoal_bench

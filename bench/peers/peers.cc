@@ -35,6 +35,15 @@ std::vector<PeerFactory> AvailablePeers(size_t num_vectors, shoal::Metric metric
   return peers;
 }
 
+std::vector<PeerFactory> FilterOnlyPeers(shoal::Metric metric) {
+  std::vector<PeerFactory> peers;
+#ifdef SHOAL_BENCH_HAVE_FAISS
+  peers.push_back({"faiss Flat", [=] { return NewFaissFlatIndex(metric); }});
+#endif
+  peers.push_back({"exact scan (matching ids known)", [=] { return NewExactScanIndex(metric); }});
+  return peers;
+}
+
 std::vector<float> PeerVectors(std::span<const float> rows, uint32_t dim,
                                shoal::Metric metric) {
   std::vector<float> out(rows.begin(), rows.end());

@@ -8,6 +8,9 @@
 //     k-means shortened (peer_faiss.cc), knob nprobe. Both
 //     run on OpenMP with omp_set_num_threads(threads) (1 for single-thread
 //     searches).
+// --phases filter adds two exact filtered searches, no knob
+// (FilterOnlyPeers): faiss IndexFlat with an IDSelectorBitmap, and the exact
+// scan of the matching rows (an oracle handed the list of them).
 // A peer whose library CMake did not find is left out, with a note saying so.
 // For kCosine the peers get normalized vectors and inner product.
 
@@ -36,6 +39,11 @@ struct PeerFactory {
 std::vector<PeerFactory> AvailablePeers(size_t num_vectors, shoal::Metric metric,
                                         std::vector<std::string>* notes);
 
+// The exact filtered searches --phases filter runs after AvailablePeers':
+// "faiss Flat" when faiss was found (AvailablePeers notes it when not), then
+// "exact scan (matching ids known)".
+std::vector<PeerFactory> FilterOnlyPeers(shoal::Metric metric);
+
 // In peer_hnswlib.cc / peer_faiss.cc, built only when the library was found.
 std::unique_ptr<AnnIndex> NewHnswlibIndex(uint32_t m, uint32_t ef_construction,
                                           shoal::Metric metric);
@@ -43,6 +51,8 @@ std::unique_ptr<AnnIndex> NewHnswlibIndex(uint32_t m, uint32_t ef_construction,
 std::unique_ptr<AnnIndex> NewFaissHnswIndex(uint32_t m, uint32_t ef_construction,
                                             shoal::Metric metric);
 std::unique_ptr<AnnIndex> NewFaissIvfFlatIndex(uint32_t nlist, shoal::Metric metric);
+// IndexFlat: exhaustive; a filtered search checks the selector on all rows.
+std::unique_ptr<AnnIndex> NewFaissFlatIndex(shoal::Metric metric);
 // Brute force over the base rows (exact_scan_index.cc): a filtered search
 // scans the matching rows only (RowFilter::rows), with the bench's kernels
 // (brute_force.h, ExactScan). No knob; always compiled in.

@@ -3,8 +3,10 @@
 // Tables and JSON for the filter phase (filter_phase.cc): per scenario, each
 // index's sweep with recall, QPS, p99, short answers, answers failing the
 // predicate and shoal's path mix; then the headline, QPS at the cheapest
-// point reaching kFilterRecall, and shoal's ratio to hnswlib's.
+// point reaching kFilterRecall, and shoal's ratios to hnswlib's and to
+// faiss Flat's (the exact filtered search a faiss user runs).
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string_view>
@@ -19,6 +21,10 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // The peer the headline ratio is against (the first hnswlib otherwise).
 constexpr std::string_view kHeadlinePeer = "hnswlib M=16";
+// The exact peer of the second ratio.
+constexpr std::string_view kFlatPeer = "faiss Flat";
+// Narrowest index-name column of the tables.
+constexpr size_t kNameWidth = 22;
 
 double Recall(const FilterPoint& p, bool batch) {
   return batch ? p.sweep.batch_recall : p.sweep.single_recall;
@@ -43,13 +49,31 @@ const FilterRun* HnswlibRun(const FilterScenarioFigures& s) {
   return run != nullptr && !run->points.empty() ? run : FindRun(s, "hnswlib");
 }
 
-// shoal's QPS at kFilterRecall / hnswlib's; NaN when either misses it.
-double RatioToHnswlib(const FilterScenarioFigures& s, bool batch) {
+// shoal's QPS at kFilterRecall / `peer`'s; NaN when either is missing or
+// misses it.
+double RatioTo(const FilterScenarioFigures& s, const FilterRun* peer, bool batch) {
   const FilterRun* shoal = FindRun(s, "shoal");
-  const FilterRun* peer = HnswlibRun(s);
   if (shoal == nullptr || peer == nullptr) return kNaN;
   const double a = BestQps(*shoal, batch), b = BestQps(*peer, batch);
   return std::isfinite(a) && std::isfinite(b) && b > 0 ? a / b : kNaN;
+}
+double RatioToHnswlib(const FilterScenarioFigures& s, bool batch) {
+  return RatioTo(s, HnswlibRun(s), batch);
+}
+double RatioToFlat(const FilterScenarioFigures& s, bool batch) {
+  return RatioTo(s, FindRun(s, kFlatPeer), batch);
+}
+
+// "single / batch" ratios, "n/a" for either that is NaN.
+std::string RatioCell(double single, double batch) {
+  auto text = [](double r) { return std::isfinite(r) ? fmt::format("{:.2f}", r) : "n/a"; };
+  return text(single) + " / " + text(batch);
+}
+
+size_t NameWidth(const FilterScenarioFigures& s) {
+  size_t width = kNameWidth;
+  for (const FilterRun& run : s.runs) width = std::max(width, run.index.size());
+  return width;
 }
 
 std::string Share(uint64_t part, uint64_t whole) {
@@ -73,17 +97,18 @@ void PrintScenario(const FilterScenarioFigures& s, uint32_t k) {
              "predicate(s)\n", s.name, s.selectivity,
              s.target > 0 ? fmt::format(" (asked {:g})", s.target) : "", s.queries,
              s.queries_with_k, k, s.predicates);
-  fmt::print("  {:<22} {:>10} {:>8} {:>9} {:>8} {:>6} | {:>8} {:>9} | {:>5} {:<14}\n", "index",
-             "knob", "recall", "QPS", "p99 us", "short", "b recall", "batch QPS", "fail",
+  const size_t w = NameWidth(s);
+  fmt::print("  {:<{}} {:>10} {:>8} {:>9} {:>8} {:>6} | {:>8} {:>9} | {:>5} {:<14}\n", "index",
+             w, "knob", "recall", "QPS", "p99 us", "short", "b recall", "batch QPS", "fail",
              "path s/s/w sh");
   for (const FilterRun& run : s.runs) {
     if (run.points.empty()) {
-      fmt::print("  {:<22} {}\n", run.index, run.note.empty() ? "no points" : run.note);
+      fmt::print("  {:<{}} {}\n", run.index, w, run.note.empty() ? "no points" : run.note);
       continue;
     }
     for (const FilterPoint& p : run.points) {
-      fmt::print("  {:<22} {:>10} {:>8.4f} {:>9.0f} {:>8.0f} {:>6.3f} | {:>8.4f} {:>9.0f} | "
-                 "{:>5} {:<14}\n", run.index, fmt::format("{}={}", run.knob, p.sweep.knob),
+      fmt::print("  {:<{}} {:>10} {:>8.4f} {:>9.0f} {:>8.0f} {:>6.3f} | {:>8.4f} {:>9.0f} | "
+                 "{:>5} {:<14}\n", run.index, w, fmt::format("{}={}", run.knob, p.sweep.knob),
                  p.sweep.single_recall, p.sweep.SingleQps(), p.sweep.latency.p99,
                  p.short_share, p.sweep.batch_recall, p.sweep.BatchQps(), p.violations,
                  PathText(p.path));
@@ -96,18 +121,20 @@ void PrintHeadline(const FilterFigures& f) {
   if (f.scenarios.empty() || f.scenarios[0].runs.empty()) return;
   fmt::print("Filtered search: QPS at the cheapest point reaching recall@k >= {:.2f} "
              "(single / batch; n/a: never reached)\n", kFilterRecall);
+  // Every scenario has the same runs, in the same order (filter_phase.cc).
+  const std::vector<FilterRun>& columns = f.scenarios[0].runs;
+  auto width = [](const FilterRun& run) { return std::max<size_t>(19, run.index.size()); };
   fmt::print("  {:<14} {:>9}", "scenario", "select.");
-  for (const FilterRun& run : f.scenarios[0].runs) fmt::print(" {:>19}", run.index);
-  fmt::print(" {:>13}\n", "shoal/hnswlib");
+  for (const FilterRun& run : columns) fmt::print(" {:>{}}", run.index, width(run));
+  fmt::print(" {:>13} {:>16}\n", "shoal/hnswlib", "shoal/faiss Flat");
   for (const FilterScenarioFigures& s : f.scenarios) {
     fmt::print("  {:<14} {:>9.5f}", s.name, s.selectivity);
     for (const FilterRun& run : s.runs) {
-      fmt::print(" {:>19}", Cell(BestQps(run, false)) + " / " + Cell(BestQps(run, true)));
+      fmt::print(" {:>{}}", Cell(BestQps(run, false)) + " / " + Cell(BestQps(run, true)),
+                 width(run));
     }
-    const double single = RatioToHnswlib(s, false), batch = RatioToHnswlib(s, true);
-    fmt::print(" {:>13}\n", fmt::format("{} / {}",
-                                        std::isfinite(single) ? fmt::format("{:.2f}", single) : "n/a",
-                                        std::isfinite(batch) ? fmt::format("{:.2f}", batch) : "n/a"));
+    fmt::print(" {:>13} {:>16}\n", RatioCell(RatioToHnswlib(s, false), RatioToHnswlib(s, true)),
+               RatioCell(RatioToFlat(s, false), RatioToFlat(s, true)));
   }
   fmt::print("  path s/s/w sh: shoal's segment searches skipped/scanned/walked (%), and the walks "
              "that came back short (%); fail: answers failing the predicate\n\n");
@@ -161,6 +188,8 @@ void ScenarioToJson(const FilterScenarioFigures& s, JsonWriter& w) {
   w.Field("truth_seconds", s.truth_seconds);
   w.Field("shoal_vs_hnswlib_single", RatioToHnswlib(s, false));
   w.Field("shoal_vs_hnswlib_batch", RatioToHnswlib(s, true));
+  w.Field("shoal_vs_faiss_flat_single", RatioToFlat(s, false));
+  w.Field("shoal_vs_faiss_flat_batch", RatioToFlat(s, true));
   w.Key("runs");
   w.BeginArray();
   for (const FilterRun& run : s.runs) {
