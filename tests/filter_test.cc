@@ -22,6 +22,7 @@
 #include "filter/compiled_filter.h"
 #include "gtest/gtest.h"
 #include "record/record_format.h"
+#include "shard/filter_plan.h"
 #include "shoal/shoal.h"
 #include "testutil/temp_dir.h"
 
@@ -295,6 +296,45 @@ TEST_P(FilteredSearchTest, ExactlyKMatchingFromFlushedSegments) {
   PutRange(0, kCount);
   ASSERT_OK(db_->Flush());
   ExpectExactAtEverySelectivity();
+}
+
+// The planner's two paths, each forced on every segment with matches
+// (shard/filter_plan.h): walks among the matches (with their fallback to
+// the scan when short) and scans of the matches' codes with their rerank
+// each answer exactly min(k, matching), only matching ids.
+class ForcedPlan {
+ public:
+  explicit ForcedPlan(uint64_t cost) { FilterScanCost() = cost; }
+  ~ForcedPlan() { FilterScanCost() = kDefaultFilterScanCost; }
+};
+
+TEST_P(FilteredSearchTest, WalksAmongTheMatchesAnswerExactlyKMatching) {
+  PutRange(0, kCount);
+  ASSERT_OK(db_->Flush());
+  const ForcedPlan walk(0);
+  ExpectExactAtEverySelectivity();
+}
+
+TEST_P(FilteredSearchTest, ScansOfTheMatchesAnswerExactlyKMatching) {
+  PutRange(0, kCount);
+  ASSERT_OK(db_->Flush());
+  const ForcedPlan scan(~uint64_t{0} / (1 << 20));
+  ExpectExactAtEverySelectivity();
+}
+
+TEST_P(FilteredSearchTest, WalksAndScansSkipHiddenVersionsAndStillAnswerK) {
+  // Every id of label 2 (a tenth) rewritten with a new vector after the
+  // flush, and half of label 1's deleted: the flushed segment's nodes for
+  // them are hidden, so shortlists and walks meet hidden entries.
+  PutRange(0, kCount);
+  ASSERT_OK(db_->Flush());
+  for (uint64_t id = 0; id < kCount; id += 10) Put(id, 1);
+  for (uint64_t id = 2; id < kCount; id += 4) Delete(id);
+  ASSERT_OK(db_->Flush());
+  for (const uint64_t cost : {uint64_t{0}, ~uint64_t{0} / (1 << 20)}) {
+    const ForcedPlan plan(cost);
+    ExpectExactAtEverySelectivity();
+  }
 }
 
 TEST_P(FilteredSearchTest, ExactlyKMatchingAcrossSegmentsMemtablesAndNewerVersions) {

@@ -76,6 +76,13 @@ class DiskSegmentReader final : public segment::SegmentFile {
                       const segment::AnswerFilter& admit,
                       TopK* top, SegmentSearchStats* stats) const override;
   absl::Status VerifyAll() const override;
+  // A filtered search's scan (segment.h): the nodes ranked by their codes
+  // (in RAM), the closest max(L, k + a few) read and reranked by their
+  // vectors, one block each; every block only when hidden entries leave the
+  // answer short.
+  absl::Status ScanNodes(const float* query, const SearchOptions& options, const BitSet& nodes,
+                         const segment::AnswerFilter& admit, TopK* top,
+                         SegmentSearchStats* stats) const override;
 
   // Nodes pinned in the node cache.
   size_t cached_nodes() const { return cache_.node_count(); }

@@ -274,4 +274,72 @@ absl::Status DiskSegmentReader::Search(const float* query, const SearchOptions& 
   return status;
 }
 
+absl::Status DiskSegmentReader::ScanNodes(const float* query, const SearchOptions& options,
+                                          const BitSet& nodes, const AnswerFilter& admit,
+                                          TopK* top, SegmentSearchStats* stats) const {
+  if (options.k == 0) return absl::OkStatus();
+  const uint64_t start = MonotonicNs();
+  const ScratchLease lease(&tls_disk_scratch);
+  DiskSearchScratch* s = lease.get();
+  if (residual_ != nullptr) {
+    s->residual.Reset(*residual_, header_.metric, query);
+  } else {
+    s->sq8.Reset(*sq8_, header_.metric, query);
+  }
+  // The shortlist by code distance (as long as a mapped segment's).
+  const size_t count = nodes.Count();
+  const size_t shortlist =
+      std::max<size_t>(options.list_size, size_t{options.k} + std::max<size_t>(2, options.k / 4));
+  CandidateList& list = s->list;
+  list.Reset(std::min(shortlist, count));
+  nodes.ForEach([&](size_t v) {
+    const float d = CodeDistance(*s, static_cast<uint32_t>(v));
+    if (list.Accepts(d)) list.Insert(d, static_cast<uint32_t>(v));
+  });
+  // Rerank: each listed node's block read, in node order; its vector's
+  // exact distance.
+  std::vector<uint32_t>& order = s->beam;
+  order.clear();
+  for (size_t i = 0; i < list.size(); ++i) order.push_back(list.node(i));
+  std::sort(order.begin(), order.end());
+  const NodeLayout& layout = header_.layout;
+  char* block = s->buffer.Reserve(layout.block_bytes());
+  IoCounts io;
+  s->rerank.clear();
+  for (const uint32_t node : order) {
+    const uint32_t b = BlockOf(node);
+    SHOAL_RETURN_IF_ERROR(ReadBlocks(std::span<const uint32_t>(&b, 1), block, &io));
+    const char* record = block + OffsetInBlock(node);
+    s->rerank.push_back({Distance(header_.metric, query, reinterpret_cast<const float*>(record),
+                                  header_.dim),
+                         node, DecodeFixed64(record + layout.id_offset()),
+                         DecodeFixed64(record + layout.sequence_offset())});
+  }
+  std::sort(s->rerank.begin(), s->rerank.end(), [](const auto& a, const auto& b) {
+    return a.distance < b.distance || (a.distance == b.distance && a.node < b.node);
+  });
+  TopK mine(options.k);
+  admit.OfferRanked(
+      s->rerank.size(), options.k,
+      [&](size_t i) {
+        const DiskSearchScratch::Ranked& r = s->rerank[i];
+        return RankedEntry{r.id, r.sequence, r.distance, r.node};
+      },
+      &mine);
+  if (stats != nullptr) {
+    const uint64_t total = MonotonicNs() - start;
+    stats->distance_computations += count + s->rerank.size();
+    stats->reads += io.reads;
+    stats->sectors_touched += io.reads * layout.sectors_per_block;
+    stats->io_wait_ns += io.wait_ns;
+    stats->compute_ns += total > io.wait_ns ? total - io.wait_ns : 0;
+  }
+  if (mine.size() < options.k && list.size() < count) {
+    // Newer versions or deletes hid too many of the shortlist: every node.
+    return SegmentFile::ScanNodes(query, options, nodes, admit, top, stats);
+  }
+  for (const Neighbor& nb : mine.Take()) top->Push(nb.id, nb.distance);
+  return absl::OkStatus();
+}
+
 }  // namespace shoal::disk

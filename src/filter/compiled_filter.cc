@@ -314,10 +314,43 @@ void CompiledFilter::SelectOp(const segment::RecordRegions& r, uint32_t nodes, u
       if (op.max < op.min || op.attribute >= r.attribute_count()) return;
       const segment::AttributeSummary summary = r.summary(op.attribute);
       if (summary.count == 0 || summary.max < op.min || summary.min > op.max) return;
+      // The nodes in range by two binary searches of the nodes ordered by
+      // value, when they are few; when they are many (an eighth of the
+      // segment or more), a pass over the column sets their bits faster
+      // than their scattered members would.
+      const std::span<const uint32_t> order = r.NodesByValue(op.attribute);
+      const std::span<const int64_t> values = r.attribute_column(op.attribute);
+      const auto first = std::partition_point(
+          order.begin(), order.end(), [&](uint32_t node) { return values[node] < op.min; });
+      const auto last = std::partition_point(
+          first, order.end(), [&](uint32_t node) { return values[node] <= op.max; });
+      if (static_cast<uint64_t>(last - first) < nodes / 8) {
+        for (auto it = first; it != last; ++it) {
+          if (*it < nodes) out->Set(*it);
+        }
+        return;
+      }
+      // 64 nodes a word, without branches: v in [min, max] as one unsigned
+      // comparison. A node without the attribute holds 0 in the column, so
+      // the presence masks are asked only when 0 is in the range and some
+      // node lacks the attribute.
       const std::span<const int64_t> column = r.attribute_column(op.attribute);
-      for (uint32_t node = 0; node < nodes; ++node) {
-        const int64_t v = column[node];
-        if (v >= op.min && v <= op.max && r.has_attribute(node, op.attribute)) out->Set(node);
+      const uint64_t low = static_cast<uint64_t>(op.min);
+      const uint64_t width = static_cast<uint64_t>(op.max) - low;
+      for (uint32_t base = 0; base < nodes; base += 64) {
+        const uint32_t end = std::min<uint32_t>(nodes, base + 64);
+        uint64_t bits = 0;
+        for (uint32_t j = base; j < end; ++j) {
+          bits |= uint64_t{static_cast<uint64_t>(column[j]) - low <= width} << (j - base);
+        }
+        out->OrWord(base / 64, bits);
+      }
+      if (summary.count < nodes && op.min <= 0 && 0 <= op.max) {
+        out->ForEach([&](size_t node) {
+          if (!r.has_attribute(static_cast<uint32_t>(node), op.attribute)) {
+            out->Clear(node);
+          }
+        });
       }
       return;
     }

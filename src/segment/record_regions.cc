@@ -158,8 +158,24 @@ absl::Status RecordRegions::Load(const RecordsDirectory& d, uint64_t nodes,
   if (s.ok()) s = r.CheckSummaries(path);
   if (s.ok()) s = r.CheckPayloadIndex(path);
   if (!s.ok()) return s;
+  r.orders_ = std::make_shared<ValueOrders>(d.attribute_count);
   *out = r;
   return absl::OkStatus();
+}
+
+std::span<const uint32_t> RecordRegions::NodesByValue(uint32_t a) const {
+  ValueOrders& orders = *orders_;
+  std::call_once(orders.once[a], [&] {
+    const std::span<const int64_t> column = attribute_column(a);
+    std::vector<uint32_t>& nodes = orders.nodes[a];
+    for (uint32_t node = 0; node < nodes_; ++node) {
+      if (has_attribute(node, a)) nodes.push_back(node);
+    }
+    std::sort(nodes.begin(), nodes.end(), [&](uint32_t x, uint32_t y) {
+      return column[x] < column[y] || (column[x] == column[y] && x < y);
+    });
+  });
+  return orders.nodes[a];
 }
 
 uint64_t RecordRegions::LabelOffset(uint64_t i) const {

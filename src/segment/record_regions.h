@@ -35,6 +35,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -126,7 +128,8 @@ uint32_t PayloadChecksum(std::string_view payload);
 // (checked when loaded; payload bytes are read by the reader on demand).
 // Node numbers are the segment's (node i of the graph).
 //
-// Thread-safe: immutable once loaded.
+// Thread-safe: immutable once loaded (NodesByValue builds its orders once,
+// under std::call_once).
 class RecordRegions {
  public:
   RecordRegions() = default;  // a segment without records (versions 1, 2)
@@ -161,6 +164,11 @@ class RecordRegions {
   int64_t attribute(uint32_t node, uint32_t a) const { return attribute_column(a)[node]; }
   // Every node's value of a, in node order. REQUIRES: a < attribute_count().
   std::span<const int64_t> attribute_column(uint32_t a) const;
+  // The nodes that have attribute a, by ascending (value, node): for a
+  // filtered search's range to select its matches by two binary searches.
+  // Built in RAM the first time it is asked for (4 bytes a node; a sort),
+  // then kept while the regions live. REQUIRES: a < attribute_count().
+  std::span<const uint32_t> NodesByValue(uint32_t a) const;
 
   // ---- postings ----
   size_t distinct_label_count() const { return dir_.distinct_labels; }
@@ -198,9 +206,18 @@ class RecordRegions {
   absl::Status CheckPayloadIndex(const std::string& path) const;
   uint64_t LabelOffset(uint64_t i) const;
 
+  // NodesByValue's orders, one an attribute, each built once; shared by
+  // copies (the regions they order are the same).
+  struct ValueOrders {
+    explicit ValueOrders(size_t attributes) : once(attributes), nodes(attributes) {}
+    std::vector<std::once_flag> once;
+    std::vector<std::vector<uint32_t>> nodes;
+  };
+
   RecordsDirectory dir_;
   uint64_t nodes_ = 0;
   std::array<std::string_view, kRegionCount> views_;
+  std::shared_ptr<ValueOrders> orders_;  // set by Load
 };
 
 // The regions a writer writes, built from each node's parsed extras in

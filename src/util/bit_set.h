@@ -34,6 +34,10 @@ class BitSet {
 
   bool Test(size_t i) const { return (words_[i >> 6] >> (i & 63)) & 1; }
   void Set(size_t i) { words_[i >> 6] |= uint64_t{1} << (i & 63); }
+  // Members [64 w, 64 w + 64) |= bits (bit j: member 64 w + j). REQUIRES:
+  // no bit at or past size().
+  void OrWord(size_t w, uint64_t bits) { words_[w] |= bits; }
+  void Clear(size_t i) { words_[i >> 6] &= ~(uint64_t{1} << (i & 63)); }
 
   // this = this ∩ other, this ∪ other, [0, size()) \ this. REQUIRES: equal sizes.
   void And(const BitSet& other) {
