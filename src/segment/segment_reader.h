@@ -118,12 +118,23 @@ class SegmentReader final : public SegmentFile {
   };
   // The beam search from the medoid, leaving the list in s->list; distances
   // as `navigate` computes them.
-  // With `selected` (a filtered search's AnswerFilter::selected()), the
-  // list holds selected nodes only (GatherSelected).
-  template <class Navigator>
+  // kFiltered: the list holds nodes of `selected` only (a filtered
+  // search's AnswerFilter::selected(); GatherSelected). A template
+  // argument, so that the unfiltered walk is compiled as if filters did not
+  // exist.
+  template <class Navigator, bool kFiltered = false>
   absl::Status Walk(const Navigator& navigate, const SearchOptions& options, SearchScratch* s,
                     SegmentSearchStats* stats, WalkCounts* counts,
                     const BitSet* selected = nullptr) const;
+  // Walk, filtered when `selected` is not null.
+  template <class Navigator>
+  absl::Status WalkMaybeFiltered(const Navigator& navigate, const SearchOptions& options,
+                                 SearchScratch* s, SegmentSearchStats* stats,
+                                 WalkCounts* counts, const BitSet* selected) const {
+    return selected == nullptr ? Walk<Navigator, false>(navigate, options, s, stats, counts)
+                               : Walk<Navigator, true>(navigate, options, s, stats, counts,
+                                                       selected);
+  }
   // A filtered walk's step from u (AnswerFilter::selected() = `selected`):
   // appends to todo[*m...] u's unseen neighbours that are selected, then,
   // while fewer than R were found, the unseen selected neighbours of its

@@ -215,7 +215,7 @@ absl::Status SegmentReader::GatherSelected(uint32_t u, const BitSet& selected,
   return absl::OkStatus();
 }
 
-template <class Navigator>
+template <class Navigator, bool kFiltered>
 absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions& options,
                                  SearchScratch* s, SegmentSearchStats* stats,
                                  WalkCounts* counts, const BitSet* selected) const {
@@ -259,7 +259,7 @@ absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions&
     return absl::OkStatus();
   };
 
-  if (selected != nullptr) {
+  if constexpr (kFiltered) {
     // A filtered walk starts from selected nodes only: the medoid and the
     // entry points that are, and selected nodes spread over the node order
     // (a locality order: over the data), so that it starts among the
@@ -280,40 +280,38 @@ absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions&
     s->visited.TestAndSet(header_.medoid);
     SHOAL_RETURN_IF_ERROR(offer(header_.medoid));
   }
-  if constexpr (!Navigator::kReadsRecord) {
-    if (selected == nullptr) {
-      // The entry points (ChooseEntryPoints; usually none): the codes of the
-      // groups whose centres are closest, side by side; the closest entry
-      // points stay in the list.
-      auto scan = [&](size_t begin, size_t end) {
-        counts->computed += ListEntryPoints(
-            entry_points_, entry_point_codes_.data(), header_.code_bytes, begin, end,
-            [&](const uint8_t* code) { return navigate.query.Distance(code); }, &s->visited, &list);
-      };
-      const size_t groups = entry_group_begin_.empty() ? 0 : entry_group_begin_.size() - 1;
-      if (groups <= kEntryGroupsScanned) {
-        scan(0, entry_points_.size());
-      } else {
-        std::pair<float, uint32_t> best[kEntryGroupsScanned];
-        size_t kept = 0;
-        const uint8_t* code = entry_group_codes_.data();
-        for (uint32_t g = 0; g < groups; ++g, code += header_.code_bytes) {
-          const float d = navigate.query.Distance(code);
-          if (kept < kEntryGroupsScanned) {
-            best[kept++] = {d, g};
-          } else if (d < best[kept - 1].first) {
-            best[kept - 1] = {d, g};
-          } else {
-            continue;
-          }
-          for (size_t j = kept - 1; j > 0 && best[j].first < best[j - 1].first; --j) {
-            std::swap(best[j], best[j - 1]);
-          }
+  if constexpr (!Navigator::kReadsRecord && !kFiltered) {
+    // The entry points (ChooseEntryPoints; usually none): the codes of the
+    // groups whose centres are closest, side by side; the closest entry
+    // points stay in the list.
+    auto scan = [&](size_t begin, size_t end) {
+      counts->computed += ListEntryPoints(
+          entry_points_, entry_point_codes_.data(), header_.code_bytes, begin, end,
+          [&](const uint8_t* code) { return navigate.query.Distance(code); }, &s->visited, &list);
+    };
+    const size_t groups = entry_group_begin_.empty() ? 0 : entry_group_begin_.size() - 1;
+    if (groups <= kEntryGroupsScanned) {
+      scan(0, entry_points_.size());
+    } else {
+      std::pair<float, uint32_t> best[kEntryGroupsScanned];
+      size_t kept = 0;
+      const uint8_t* code = entry_group_codes_.data();
+      for (uint32_t g = 0; g < groups; ++g, code += header_.code_bytes) {
+        const float d = navigate.query.Distance(code);
+        if (kept < kEntryGroupsScanned) {
+          best[kept++] = {d, g};
+        } else if (d < best[kept - 1].first) {
+          best[kept - 1] = {d, g};
+        } else {
+          continue;
         }
-        counts->computed += groups;
-        for (size_t b = 0; b < kept; ++b) {
-          scan(entry_group_begin_[best[b].second], entry_group_begin_[best[b].second + 1]);
+        for (size_t j = kept - 1; j > 0 && best[j].first < best[j - 1].first; --j) {
+          std::swap(best[j], best[j - 1]);
         }
+      }
+      counts->computed += groups;
+      for (size_t b = 0; b < kept; ++b) {
+        scan(entry_group_begin_[best[b].second], entry_group_begin_[best[b].second + 1]);
       }
     }
   }
@@ -347,7 +345,7 @@ absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions&
       if constexpr (!Navigator::kReadsRecord) {
         SHOAL_RETURN_IF_ERROR(ReadBlock(u, s, stats, &counts->sectors));
       }
-      if (selected != nullptr) {
+      if constexpr (kFiltered) {
         SHOAL_RETURN_IF_ERROR(GatherSelected(u, *selected, s, stats, counts, todo, &m));
         continue;
       }
@@ -432,7 +430,8 @@ absl::Status SegmentReader::SearchCoded(const float* query, const SearchOptions&
   s->sq8.Reset(*sq8_, header_.metric, query);
   WalkCounts counts;
   SHOAL_RETURN_IF_ERROR(
-      Walk(CodeNavigator{*this, s->sq8}, options, s, stats, &counts, admit.selected()));
+      WalkMaybeFiltered(CodeNavigator{*this, s->sq8}, options, s, stats, &counts,
+                        admit.selected()));
 
   // Rerank the list with the full vectors, closest first.
   const CandidateList& list = s->list;
@@ -463,8 +462,8 @@ absl::Status SegmentReader::SearchImpl(const float* query, const SearchOptions& 
   SearchScratch* s = lease.get();
   WalkCounts counts;
   SHOAL_RETURN_IF_ERROR(
-      Walk(VectorNavigator<kMetric>{*this, query, {}}, options, s, stats, &counts,
-           admit.selected()));
+      WalkMaybeFiltered(VectorNavigator<kMetric>{*this, query, {}}, options, s, stats, &counts,
+                        admit.selected()));
   // The list is exact: offer its first k admitted entries.
   Offer(s->list.entries(), options.k, admit, top);
   counts.AddTo(stats);
