@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <iterator>
 #include <map>
@@ -24,13 +25,16 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "shoal/db.h"
+#include "shoal/filter.h"
 #include "shoal/options.h"
+#include "shoal/record.h"
 #include "testutil/sanitized.h"
 #include "testutil/temp_dir.h"
 
@@ -569,6 +573,352 @@ TEST(ConcurrencyInPlaceTest, RecordReadersSeeWholeRecordsWhileWritesFlushAndMerg
   EXPECT_FALSE(failure.failed()) << failure.message();
   ASSERT_OK(db->Close());
 }
+
+// ---- Filtered searches (issue 44) while writers, flushes and merges run ----
+
+// Three id ranges, each record's labels and "ts" attribute a function of its
+// id (so a reader can check any result it gets):
+//   stable  [0, kStableIds): written before the readers start, overwritten
+//           during the run with the same labels (never deleted): always live.
+//   flip    kFlipBase + [0, kFlipIds): written before the readers start with
+//           kFlipLabel; during the run the writer retires them in order, the
+//           odd ones overwritten without kFlipLabel, the even ones deleted.
+//           The last kFlipKept are never touched.
+//   grown   kGrowBase + [0, ...): written during the run.
+// Base labels, in every version: 1 on even ids, 2 on ids = 3 mod 10, 3 on
+// ids = 7 mod 100; ts = id. Stable ids = 0 mod 13 are plain vectors (no
+// labels, no ts).
+constexpr uint64_t kStableIds = 2000;
+constexpr uint64_t kFlipBase = 100000;
+constexpr uint64_t kFlipIds = 400;
+constexpr uint64_t kFlipKept = 40;
+constexpr uint64_t kGrowBase = 200000;
+constexpr uint32_t kFlipLabel = 100;
+
+bool PlainId(uint64_t id) { return id < kFlipBase && id % 13 == 0; }
+bool IsFlipId(uint64_t id) { return id >= kFlipBase && id < kFlipBase + kFlipIds; }
+bool HasBaseLabel(uint64_t id, uint32_t label) {
+  if (PlainId(id)) return false;
+  switch (label) {
+    case 1: return id % 2 == 0;
+    case 2: return id % 10 == 3;
+    case 3: return id % 100 == 7;
+  }
+  return false;
+}
+bool HasTs(uint64_t id) { return !PlainId(id); }
+
+struct OwnedRecord {
+  uint64_t id = 0;
+  std::vector<float> vector;
+  std::vector<uint32_t> labels;
+  std::vector<AttributeValue> attributes;
+};
+
+OwnedRecord RecordOf(uint64_t id, uint64_t version, bool flip_label) {
+  OwnedRecord r;
+  r.id = id;
+  r.vector = RandomVector(kDim, id * 1009 + version);
+  if (PlainId(id)) return r;
+  for (uint32_t label : {1u, 2u, 3u}) {
+    if (HasBaseLabel(id, label)) r.labels.push_back(label);
+  }
+  if (flip_label) r.labels.push_back(kFlipLabel);
+  r.attributes = {{0, static_cast<int64_t>(id)}};
+  return r;
+}
+
+absl::Status PutRecords(DB& db, const std::vector<OwnedRecord>& owned) {
+  std::vector<Record> records;
+  records.reserve(owned.size());
+  for (const OwnedRecord& r : owned) {
+    records.push_back(Record{r.id, r.vector, r.labels, r.attributes, {}});
+  }
+  return db.PutBatch(records);
+}
+
+// A filter and the same predicate on ids (for ids not retired).
+struct FilteredQuery {
+  std::string what;
+  Filter filter;
+  std::function<bool(uint64_t)> matches;
+  bool flip = false;  // the filter is AnyLabel({kFlipLabel})
+};
+
+FilteredQuery RandomFilteredQuery(std::mt19937_64& rng) {
+  const uint64_t a = rng() % kStableIds;
+  const uint64_t w = std::array<uint64_t, 3>{5, 60, 700}[rng() % 3];
+  const auto ts_in = [a, w](uint64_t id) { return HasTs(id) && id >= a && id < a + w; };
+  switch (rng() % 6) {
+    case 0:
+      return {"AnyLabel{2,3}", Filter::AnyLabel({2, 3}),
+              [](uint64_t id) { return HasBaseLabel(id, 2) || HasBaseLabel(id, 3); }};
+    case 1:
+      return {absl::StrCat("Range(ts, ", a, ", ", a + w, ")"),
+              Filter::Range("ts", static_cast<int64_t>(a), static_cast<int64_t>(a + w)),
+              ts_in};
+    case 2:
+      return {absl::StrCat("And{AnyLabel{1}, Range(ts, ", a, ", ", a + w, ")}"),
+              Filter::And({Filter::AnyLabel({1}),
+                           Filter::Range("ts", static_cast<int64_t>(a),
+                                         static_cast<int64_t>(a + w))}),
+              [ts_in](uint64_t id) { return HasBaseLabel(id, 1) && ts_in(id); }};
+    case 3:
+      return {"AnyLabel{flip}", Filter::AnyLabel({kFlipLabel}), IsFlipId, true};
+    case 4:
+      return {"Or{AnyLabel{3}, AtLeast(ts, grown)}",
+              Filter::Or({Filter::AnyLabel({3}),
+                          Filter::AtLeast("ts", static_cast<int64_t>(kGrowBase))}),
+              [](uint64_t id) { return HasBaseLabel(id, 3) || id >= kGrowBase; }};
+    default:
+      // The caller's predicate is called from the search threads.
+      return {"And{NoLabel{1}, Ids(id % 3 == 0)}",
+              Filter::And({Filter::NoLabel({1}),
+                           Filter::Ids([](uint64_t id) { return id % 3 == 0; })}),
+              [](uint64_t id) { return !HasBaseLabel(id, 1) && id % 3 == 0; }};
+  }
+}
+
+// Stable ids the writer overwrites during the run (same labels).
+bool OverwrittenStableId(uint64_t id) { return id < kStableIds && id % 4 == 1; }
+
+// (storage, one graph for the shards while small), as RecordsTest.
+class FilteredConcurrencyTest
+    : public ::testing::TestWithParam<std::tuple<SegmentStorage, bool>> {
+ protected:
+  // Filtered Search and SearchBatch while one writer adds records and
+  // overwrites others (same labels), another retires records from a label
+  // (overwrites without it, deletes), and a third thread flushes and
+  // compacts (background flushes and merges run too): every id answered
+  // matches the filter, none retired or deleted before the search started
+  // comes back, and a search answers exactly k whenever at least k ids that
+  // stay live match - counting the ids being overwritten among them only
+  // when `count_overwritten`.
+  void Run(bool count_overwritten);
+};
+
+void FilteredConcurrencyTest::Run(bool count_overwritten) {
+  TempDir dir;
+  Options options = DefaultOptions(kDim, Metric::kL2, 2);
+  options.default_collection.attributes = {"ts"};
+  options.default_collection.graph.max_degree = 16;
+  options.default_collection.graph.build_list_size = 32;
+  options.segment_storage = std::get<0>(GetParam());
+  if (!std::get<1>(GetParam())) options.compaction.one_graph_max_vectors = 0;
+  options.worker_threads = 2;
+  options.memtable_bytes = 64 << 10;  // background flushes during the run
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, dir.path()));
+
+  // What stays live and matching whatever the writers do: the stable ids
+  // and the flip ids never touched (kFlipLabel kept); with
+  // count_overwritten, also the stable ids overwritten and the odd flip ids
+  // (overwritten, never deleted, base labels kept).
+  std::vector<uint64_t> always_live;
+  {
+    std::vector<OwnedRecord> initial;
+    for (uint64_t id = 0; id < kStableIds; ++id) {
+      initial.push_back(RecordOf(id, 0, false));
+      if (count_overwritten || !OverwrittenStableId(id)) always_live.push_back(id);
+    }
+    for (uint64_t off = 0; off < kFlipIds; ++off) {
+      initial.push_back(RecordOf(kFlipBase + off, 0, true));
+      if (off >= kFlipIds - kFlipKept || (count_overwritten && off % 2 == 1)) {
+        always_live.push_back(kFlipBase + off);
+      }
+    }
+    ASSERT_OK(PutRecords(*db, initial));
+    ASSERT_OK(db->Flush());
+  }
+  auto always_live_matching = [&](const FilteredQuery& q) {
+    size_t n = 0;
+    for (uint64_t id : always_live) {
+      const bool flip_kept = IsFlipId(id) && id - kFlipBase >= kFlipIds - kFlipKept;
+      n += q.flip ? flip_kept : q.matches(id);
+    }
+    return n;
+  };
+
+  const int grow_batches = kSanitized ? 12 : 30;
+  constexpr uint64_t kGrowBatch = 100;
+  constexpr uint64_t kRetireStep = 20;
+  std::atomic<uint64_t> grow_started{0};  // grown ids below this may be answered
+  std::atomic<uint64_t> retired{0};       // flip offsets below this are retired
+  std::atomic<int> writers_left{2};
+  std::atomic<bool> stop{false};
+  std::atomic<int> searches{0};
+  FirstFailure failure;
+
+  std::thread grower([&] {
+    std::mt19937_64 rng(7);
+    for (int b = 0; b < grow_batches && !failure.failed(); ++b) {
+      std::vector<OwnedRecord> batch;
+      for (uint64_t i = 0; i < kGrowBatch; ++i) {
+        batch.push_back(RecordOf(kGrowBase + b * kGrowBatch + i, 0, false));
+      }
+      grow_started.store((b + 1) * kGrowBatch);
+      if (absl::Status s = PutRecords(*db, batch); !s.ok()) {
+        failure.Record("PutBatch (grow): " + s.ToString());
+        break;
+      }
+      // New versions of stable ids, with the same labels.
+      batch.clear();
+      for (int i = 0; i < 100; ++i) {
+        batch.push_back(RecordOf((rng() % (kStableIds / 4)) * 4 + 1, b + 1, false));
+      }
+      if (absl::Status s = PutRecords(*db, batch); !s.ok()) {
+        failure.Record("PutBatch (overwrite): " + s.ToString());
+        break;
+      }
+    }
+    writers_left.fetch_sub(1);
+  });
+  std::thread retirer([&] {
+    for (uint64_t off = 0; off + kFlipKept < kFlipIds && !failure.failed(); off += kRetireStep) {
+      std::vector<OwnedRecord> batch;
+      for (uint64_t o = off; o < off + kRetireStep; ++o) {
+        if (o % 2 == 1) batch.push_back(RecordOf(kFlipBase + o, 1, false));
+      }
+      if (absl::Status s = PutRecords(*db, batch); !s.ok()) {
+        failure.Record("PutBatch (retire): " + s.ToString());
+        break;
+      }
+      for (uint64_t o = off; o < off + kRetireStep; o += 2) {
+        if (absl::Status s = db->Delete(kFlipBase + o); !s.ok()) {
+          failure.Record("Delete: " + s.ToString());
+          break;
+        }
+      }
+      retired.store(off + kRetireStep);
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    writers_left.fetch_sub(1);
+  });
+  std::thread flusher([&] {
+    for (int round = 0; writers_left.load() > 0 && !failure.failed(); ++round) {
+      const absl::Status s = round % 4 == 3 ? db->Compact()
+                             : round % 4 == 1 ? db->WaitForCompact()
+                                              : db->Flush();
+      if (!s.ok()) failure.Record("Flush/Compact: " + s.ToString());
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  });
+
+  // Checks one answer to `q`, searched with k when `retired_before` flip
+  // offsets had been retired.
+  auto check = [&](const FilteredQuery& q, uint32_t k, uint64_t retired_before,
+                   const std::vector<Neighbor>& got) {
+    if (::testing::AssertionResult r = IsSortedTopK(got, k); !r) {
+      failure.Record(q.what + ": " + r.message());
+      return;
+    }
+    for (const Neighbor& n : got) {
+      const uint64_t id = n.id;
+      const bool known = id < kStableIds || IsFlipId(id) ||
+                         (id >= kGrowBase && id - kGrowBase < grow_started.load());
+      const bool retired_flip = IsFlipId(id) && id - kFlipBase < retired_before;
+      const bool deleted = retired_flip && (id - kFlipBase) % 2 == 0;
+      const bool matches = q.flip ? IsFlipId(id) && !retired_flip : q.matches(id);
+      if (!known || deleted || !matches) {
+        failure.Record(absl::StrCat(q.what, " answered id ", id,
+                                    !known    ? " (never written)"
+                                    : deleted ? " (deleted before the search)"
+                                              : " (fails the filter)",
+                                    "; retired flip offsets: ", retired_before));
+        return;
+      }
+    }
+    const size_t floor = std::min<size_t>(k, always_live_matching(q));
+    if (got.size() < floor) {
+      std::string ids;
+      for (const Neighbor& n : got) absl::StrAppend(&ids, " ", n.id);
+      failure.Record(absl::StrCat(q.what, " answered ", got.size(), " of k ", k, " with ",
+                                  always_live_matching(q), " always-live ids matching:", ids));
+    }
+  };
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 2; ++r) {
+    readers.emplace_back([&, r] {
+      std::mt19937_64 rng(1000 + r);
+      uint64_t seed = 900000 * (r + 1);
+      for (int i = 0; (!stop.load() || i < 20) && !failure.failed(); ++i) {
+        const FilteredQuery q = RandomFilteredQuery(rng);
+        SearchOptions so;
+        so.k = 1 + rng() % 20;
+        so.list_size = std::array<uint32_t, 3>{so.k, 50, 100}[rng() % 3];
+        so.filter = &q.filter;
+        const uint64_t retired_before = retired.load();
+        if (i % 2 == 0) {
+          absl::StatusOr<std::vector<Neighbor>> got = db->Search(RandomVector(kDim, seed++), so);
+          if (!got.ok()) {
+            failure.Record(q.what + " Search: " + got.status().ToString());
+            return;
+          }
+          check(q, so.k, retired_before, *got);
+        } else {
+          constexpr size_t kQueries = 3;
+          absl::StatusOr<std::vector<std::vector<Neighbor>>> got =
+              db->SearchBatch(RandomVectors(kQueries, kDim, seed++), so);
+          if (!got.ok() || got->size() != kQueries) {
+            failure.Record(q.what + " SearchBatch: " + got.status().ToString());
+            return;
+          }
+          for (const std::vector<Neighbor>& row : *got) check(q, so.k, retired_before, row);
+        }
+        searches.fetch_add(1);
+      }
+    });
+  }
+  grower.join();
+  retirer.join();
+  flusher.join();
+  stop.store(true);
+  for (std::thread& t : readers) t.join();
+  ASSERT_FALSE(failure.failed()) << failure.message();
+  EXPECT_GE(searches.load(), 40);
+
+  // At rest, merged: the flip label is on exactly the ids never retired.
+  ASSERT_OK(db->Flush());
+  ASSERT_OK(db->WaitForCompact());
+  const Filter flip = Filter::AnyLabel({kFlipLabel});
+  SearchOptions so;
+  so.k = 1000;
+  so.filter = &flip;
+  ASSERT_OK_AND_ASSIGN(std::vector<Neighbor> kept, db->Search(RandomVector(kDim, 5), so));
+  std::vector<uint64_t> kept_ids;
+  for (const Neighbor& n : kept) kept_ids.push_back(n.id);
+  std::sort(kept_ids.begin(), kept_ids.end());
+  std::vector<uint64_t> want;
+  for (uint64_t off = kFlipIds - kFlipKept; off < kFlipIds; ++off) want.push_back(kFlipBase + off);
+  EXPECT_EQ(kept_ids, want);
+  ASSERT_OK(db->Close());
+}
+
+TEST_P(FilteredConcurrencyTest, FilteredSearchesHonourTheFilterWhileWritesFlushAndMerge) {
+  Run(/*count_overwritten=*/false);
+}
+
+// Engine bug (found 2026-12, open): Shard::Search (src/shard/shard_read.cc)
+// scans the active memtable under its lock, lets go, and later decides
+// whether an older source's id is hidden by asking the *same, still
+// written* active memtable (Shard::VisibleAt). An overwrite applied between
+// the two hides the old version although the search never saw the new one:
+// the id is missing from the answer (a search matching 5 live ids answers 4;
+// unfiltered searches with k and list_size past the collection miss
+// overwritten ids the same way). Enable once a search decides visibility at
+// the moment it scanned the memtable.
+TEST_P(FilteredConcurrencyTest,
+       DISABLED_FilteredSearchesFindIdsWhileTheyAreOverwrittenWithTheSameLabels) {
+  Run(/*count_overwritten=*/true);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Storage, FilteredConcurrencyTest,
+    ::testing::Combine(::testing::Values(SegmentStorage::kMapped, SegmentStorage::kDisk),
+                       ::testing::Bool()),
+    [](const auto& info) {
+      return std::string(std::get<0>(info.param) == SegmentStorage::kMapped ? "Mapped" : "Disk") +
+             (std::get<1>(info.param) ? "OneGraph" : "GraphAShard");
+    });
 
 // Whole-database Flush and Compact while another thread creates, writes and
 // drops a collection in a loop: each call succeeds and reaches every other

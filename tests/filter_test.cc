@@ -8,6 +8,7 @@
 // in both storages and both graph modes.
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -395,6 +396,44 @@ TEST_P(FilteredSearchTest, BadFiltersAreInvalidArgumentWhenTheSearchStarts) {
   const Filter deep = Nested(kMaxFilterDepth + 1);
   so.filter = &deep;
   EXPECT_STATUS_CODE(db_->Search(kName, VectorOf(1, 1), so), StatusCode::kInvalidArgument);
+}
+
+// "When the search starts" means before any source is searched: an Ids
+// predicate beside the bad part is never asked (an Or would ask it about
+// every vector), and no segment search is counted.
+TEST_P(FilteredSearchTest, BadFiltersAreRefusedBeforeAnythingIsSearched) {
+  PutRange(0, 400);
+  ASSERT_OK(db_->Flush());
+  PutRange(400, 500);
+  std::atomic<int> asked{0};
+  const Filter ids = Filter::Ids([&asked](uint64_t) {
+    asked.fetch_add(1);
+    return true;
+  });
+  const std::vector<Filter> bad = {
+      Filter::Or({ids, Filter::Range("size", 0, 10)}),
+      Filter::Or({ids, Filter::Range("ts", 10, 0)}),
+      Filter::Or({ids, Nested(kMaxFilterDepth)}),
+  };
+  for (const Filter& f : bad) {
+    SearchStats stats;
+    SearchOptions so;
+    so.filter = &f;
+    so.stats = &stats;
+    EXPECT_STATUS_CODE(db_->Search(kName, VectorOf(1, 1), so), StatusCode::kInvalidArgument);
+    EXPECT_STATUS_CODE(db_->SearchBatch(kName, VectorOf(2, 1), so),
+                       StatusCode::kInvalidArgument);
+    EXPECT_EQ(stats.segments, 0u);
+    EXPECT_EQ(stats.distance_computations, 0u);
+  }
+  EXPECT_EQ(asked.load(), 0);
+  // The same predicate in a good filter is asked.
+  const Filter good = Filter::Or({ids, Filter::Range("ts", 0, 10)});
+  SearchOptions so;
+  so.filter = &good;
+  ASSERT_OK_AND_ASSIGN(std::vector<Neighbor> got, db_->Search(kName, VectorOf(1, 1), so));
+  EXPECT_EQ(got.size(), 10u);
+  EXPECT_GT(asked.load(), 0);
 }
 
 TEST_P(FilteredSearchTest, VectorsWithoutRecordsMatchNoLabelCondition) {
