@@ -36,6 +36,17 @@
 // and a search's shards call it from several threads at once), cheap, and
 // must not call into the DB.
 //
+// How it is searched (docs/architecture.md, "Filtered search"): per
+// segment, the matching nodes are selected from the segment's posting
+// lists and attribute columns and counted first. None: the segment is
+// skipped. Few: they are scanned (ranked by their codes, the closest
+// max(list_size, k + a few) reranked by their vectors). Many: the graph is
+// walked among the matching nodes only. A walk that comes back short is
+// followed by the scan. The answers are as near as an unfiltered search's
+// at the same SearchOptions::list_size (the same knob trades recall for
+// speed); their number and their matching are exact. SearchStats says
+// which path each segment took.
+//
 // A Filter is a value: copy it, keep it, reuse it for many searches.
 
 #ifndef SHOAL_INCLUDE_SHOAL_FILTER_H_

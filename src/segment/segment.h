@@ -216,7 +216,7 @@ class Segment {
       const segment::AnswerFilter& admit, TopK* top,
       SegmentSearchStats* stats = nullptr) const = 0;
 
-  // Whether Search honours AnswerFilter::walk_set() inside its walk (a
+  // Whether Search honours AnswerFilter::selected() inside its walk (a
   // mapped segment); otherwise its walk traverses every node and the filter
   // decides only what is offered (a disk-resident segment, whose walk would
   // read a block for each node it reaches past).

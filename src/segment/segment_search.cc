@@ -197,7 +197,7 @@ absl::Status SegmentReader::GatherSelected(uint32_t u, const BitSet& selected,
   }
   for (size_t j = 0; j < past.size() && *m < most; ++j) {
     const uint32_t w = past[j];
-    if (j + 1 < past.size()) {
+    if (j + 1 < past.size()) {  // the next list, while this one is read
       PrefetchBytes(NodeRecord(past[j + 1]) + layout.degree_offset(),
                     4 + 4 * size_t{layout.max_degree});
     }

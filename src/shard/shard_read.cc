@@ -75,9 +75,9 @@ absl::Status SearchSegmentFiltered(const Segment& segment, uint32_t dim, const f
     SearchOptions walk = options;
     if (!segment.walks_filtered()) {
       // About count / n of the nodes it meets match: a list that much
-      // longer holds about as many matches (a list as long as the segment
-      // scans it).
-      walk.list_size = static_cast<uint32_t>(std::min<uint64_t>(n, (list * n + count - 1) / count));
+      // longer, and half again, holds k matches or more nearly always.
+      walk.list_size = static_cast<uint32_t>(
+          std::min<uint64_t>(n, (list * n * 3 / 2 + count - 1) / count));
     }
     SHOAL_RETURN_IF_ERROR(segment.Search(query, walk, admit, &mine, stats));
     ++stats->filter_walked;
