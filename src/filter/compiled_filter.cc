@@ -286,7 +286,14 @@ void CompiledFilter::SelectOp(const segment::RecordRegions& r, uint32_t nodes, u
   switch (op.kind) {
     case Filter::Kind::kAnyLabel:
     case Filter::Kind::kNoLabel:
+      // A common label's nodes as the segment keeps them in bits (a copy of
+      // n / 64 words), a rarer one's from its posting list.
       for (uint32_t j = op.begin; j < op.begin + op.count; ++j) {
+        if (const BitSet* bits = r.LabelBits(labels_[j]);
+            bits != nullptr && bits->size() == nodes) {
+          out->Or(*bits);
+          continue;
+        }
         for (uint32_t node : r.postings(labels_[j])) {
           if (node < nodes) out->Set(node);  // Open checked them; cheap to be sure
         }

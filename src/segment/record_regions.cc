@@ -159,8 +159,23 @@ absl::Status RecordRegions::Load(const RecordsDirectory& d, uint64_t nodes,
   if (s.ok()) s = r.CheckPayloadIndex(path);
   if (!s.ok()) return s;
   r.orders_ = std::make_shared<ValueOrders>(d.attribute_count);
+  r.label_sets_ = std::make_shared<LabelSets>();
   *out = r;
   return absl::OkStatus();
+}
+
+const BitSet* RecordRegions::LabelBits(uint32_t label) const {
+  const std::span<const uint32_t> nodes = postings(label);
+  if (nodes.empty() || nodes.size() < nodes_ / kLabelBitsShare) return nullptr;
+  absl::MutexLock lock(&label_sets_->mu);
+  std::unique_ptr<const BitSet>& set = label_sets_->sets[label];
+  if (set == nullptr) {
+    auto bits = std::make_unique<BitSet>();
+    bits->Reset(nodes_);
+    for (const uint32_t node : nodes) bits->Set(node);  // CheckPostings: node < n
+    set = std::move(bits);
+  }
+  return set.get();
 }
 
 std::span<const uint32_t> RecordRegions::NodesByValue(uint32_t a) const {

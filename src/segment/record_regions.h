@@ -42,8 +42,12 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "record/record_format.h"
+#include "util/bit_set.h"
 
 namespace shoal::segment {
 
@@ -128,8 +132,8 @@ uint32_t PayloadChecksum(std::string_view payload);
 // (checked when loaded; payload bytes are read by the reader on demand).
 // Node numbers are the segment's (node i of the graph).
 //
-// Thread-safe: immutable once loaded (NodesByValue builds its orders once,
-// under std::call_once).
+// Thread-safe: immutable once loaded (NodesByValue and LabelBits build
+// what they return once, under std::call_once and a mutex).
 class RecordRegions {
  public:
   RecordRegions() = default;  // a segment without records (versions 1, 2)
@@ -177,6 +181,13 @@ class RecordRegions {
   std::span<const uint32_t> posting_list(size_t i) const;
   // The nodes that have `label`, ascending; empty when none has.
   std::span<const uint32_t> postings(uint32_t label) const;
+  // The nodes that have `label` as a BitSet over [0, n), for labels that at
+  // least n / kLabelBitsShare nodes have (null for the others: their
+  // posting lists are the cheaper form). Built in RAM the first time it is
+  // asked for, then kept while the regions live: no larger than the
+  // label's posting list.
+  static constexpr uint64_t kLabelBitsShare = 32;
+  const BitSet* LabelBits(uint32_t label) const;
 
   // ---- summaries ----
   // The summary of attribute a; all zero when a >= attribute_count().
@@ -218,6 +229,12 @@ class RecordRegions {
   uint64_t nodes_ = 0;
   std::array<std::string_view, kRegionCount> views_;
   std::shared_ptr<ValueOrders> orders_;  // set by Load
+  // LabelBits' sets, built on first use.
+  struct LabelSets {
+    absl::Mutex mu;
+    absl::flat_hash_map<uint32_t, std::unique_ptr<const BitSet>> sets ABSL_GUARDED_BY(mu);
+  };
+  std::shared_ptr<LabelSets> label_sets_;  // set by Load
 };
 
 // The regions a writer writes, built from each node's parsed extras in

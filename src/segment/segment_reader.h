@@ -122,10 +122,13 @@ class SegmentReader final : public SegmentFile {
   // search's AnswerFilter::selected(); GatherSelected). A template
   // argument, so that the unfiltered walk is compiled as if filters did not
   // exist.
+  // A filtered walk also starts from the selected nodes among `near` and
+  // their neighbours.
   template <class Navigator, bool kFiltered = false>
   absl::Status Walk(const Navigator& navigate, const SearchOptions& options, SearchScratch* s,
                     SegmentSearchStats* stats, WalkCounts* counts,
-                    const BitSet* selected = nullptr) const;
+                    const BitSet* selected = nullptr,
+                    std::span<const uint32_t> near = {}) const;
   // Walk, filtered when `selected` is not null.
   template <class Navigator>
   absl::Status WalkMaybeFiltered(const Navigator& navigate, const SearchOptions& options,
@@ -135,6 +138,14 @@ class SegmentReader final : public SegmentFile {
                                : Walk<Navigator, true>(navigate, options, s, stats, counts,
                                                        selected);
   }
+  // A filtered walk on codes in a graph with entry points (clusters the
+  // medoid's walks miss): first an unfiltered walk at a short list finds
+  // the query's part of the graph, then the filtered walk starts from the
+  // matches there (ChooseEntryPoints' entry points are too few to hold
+  // matches in every cluster).
+  absl::Status WalkFilteredFromNear(const CodeNavigator& navigate, const SearchOptions& options,
+                                    SearchScratch* s, SegmentSearchStats* stats,
+                                    WalkCounts* counts, const BitSet& selected) const;
   // A filtered walk's step from u (AnswerFilter::selected() = `selected`):
   // appends to todo[*m...] u's unseen neighbours that are selected, then,
   // while fewer than R were found, the unseen selected neighbours of its

@@ -70,6 +70,7 @@ struct SearchScratch {
   Sq8Query sq8;
   std::vector<CandidateList::Entry> exact;  // the list reranked
   std::vector<uint32_t> past;  // GatherSelected's unselected neighbours
+  std::vector<uint32_t> near;  // WalkFilteredFromNear's first list
   bool in_use = false;
 };
 
@@ -101,6 +102,8 @@ constexpr size_t kEntryGroupsScanned = 4;
 // Selected nodes spread over the node order that a filtered walk starts
 // from besides the medoid and entry points that are selected.
 constexpr size_t kFilteredSeeds = 16;
+// The list of WalkFilteredFromNear's unfiltered walk.
+constexpr uint32_t kLocateListSize = 16;
 constexpr int kEntryGroupRounds = 8;
 
 // The least list a walk on codes keeps for k answers: k and a few more,
@@ -215,10 +218,25 @@ absl::Status SegmentReader::GatherSelected(uint32_t u, const BitSet& selected,
   return absl::OkStatus();
 }
 
+absl::Status SegmentReader::WalkFilteredFromNear(const CodeNavigator& navigate,
+                                                 const SearchOptions& options, SearchScratch* s,
+                                                 SegmentSearchStats* stats, WalkCounts* counts,
+                                                 const BitSet& selected) const {
+  SearchOptions locate = options;
+  locate.k = 1;
+  locate.list_size = kLocateListSize;
+  SHOAL_RETURN_IF_ERROR((Walk<CodeNavigator, false>(navigate, locate, s, stats, counts)));
+  std::vector<uint32_t>& near = s->near;
+  near.clear();
+  for (size_t i = 0; i < s->list.size(); ++i) near.push_back(s->list.node(i));
+  return Walk<CodeNavigator, true>(navigate, options, s, stats, counts, &selected, near);
+}
+
 template <class Navigator, bool kFiltered>
 absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions& options,
                                  SearchScratch* s, SegmentSearchStats* stats,
-                                 WalkCounts* counts, const BitSet* selected) const {
+                                 WalkCounts* counts, const BitSet* selected,
+                                 std::span<const uint32_t> near) const {
   const NodeLayout& layout = header_.layout;
   const size_t n = header_.vector_count;
   const size_t beam_width = std::max<uint32_t>(1, options.beam_width);
@@ -264,12 +282,28 @@ absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions&
     // entry points that are, and selected nodes spread over the node order
     // (a locality order: over the data), so that it starts among the
     // matches however far they lie from the medoid.
+    size_t seeded = 0;
     auto seed = [&](uint32_t v) -> absl::Status {
       if (!selected->Test(v) || s->visited.TestAndSet(v)) return absl::OkStatus();
+      ++seeded;
       return offer(v);
     };
     SHOAL_RETURN_IF_ERROR(seed(header_.medoid));
     for (uint32_t v : entry_points_) SHOAL_RETURN_IF_ERROR(seed(v));
+    // Near the query (WalkFilteredFromNear): the selected nodes among them,
+    // then among their neighbours, closest first, until twice the list's
+    // length are offered (more would fall off the list).
+    const size_t enough = seeded + 2 * list.capacity();
+    for (const uint32_t u : near) SHOAL_RETURN_IF_ERROR(seed(u));
+    for (size_t i = 0; i < near.size() && seeded < enough; ++i) {
+      SHOAL_RETURN_IF_ERROR(ReadBlock(near[i], s, stats, &counts->sectors));
+      const char* record = NodeRecord(near[i]);
+      const uint32_t degree = DecodeFixed32(record + layout.degree_offset());
+      for (uint32_t k = 0; k < degree && seeded < enough; ++k) {
+        SHOAL_RETURN_IF_ERROR(
+            seed(DecodeFixed32(record + layout.neighbors_offset() + 4 * k)));
+      }
+    }
     for (size_t i = 0; i < kFilteredSeeds; ++i) {
       size_t v = selected->Next(i * n / kFilteredSeeds);
       if (v == n) v = selected->Next(0);
@@ -429,9 +463,13 @@ absl::Status SegmentReader::SearchCoded(const float* query, const SearchOptions&
   SearchScratch* s = lease.get();
   s->sq8.Reset(*sq8_, header_.metric, query);
   WalkCounts counts;
-  SHOAL_RETURN_IF_ERROR(
-      WalkMaybeFiltered(CodeNavigator{*this, s->sq8}, options, s, stats, &counts,
-                        admit.selected()));
+  if (admit.selected() != nullptr && !entry_points_.empty()) {
+    SHOAL_RETURN_IF_ERROR(WalkFilteredFromNear(CodeNavigator{*this, s->sq8}, options, s, stats,
+                                               &counts, *admit.selected()));
+  } else {
+    SHOAL_RETURN_IF_ERROR(WalkMaybeFiltered(CodeNavigator{*this, s->sq8}, options, s, stats,
+                                            &counts, admit.selected()));
+  }
 
   // Rerank the list with the full vectors, closest first.
   const CandidateList& list = s->list;

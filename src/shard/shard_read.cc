@@ -38,12 +38,14 @@ void AddSegmentStats(const SegmentSearchStats& from, SearchStats* to) {
 // "Filtered search"). The planner selects the matching nodes from the
 // posting lists and attribute columns (CompiledFilter::Select) and counts
 // them: none, and the segment is skipped (a label nobody has costs a
-// binary search); few, and they are scanned exactly; many, and the graph is
-// walked with the filter inside the walk (a mapped segment navigates among
-// the matches; a disk-resident one walks every node with a list longer by
-// the share that match). A walk that comes back with fewer than k answers
-// is followed by the scan. So the segment offers k entries whenever k of
-// its nodes are admitted, all of them when fewer are.
+// binary search); few (ScanPerListEntry, shard/filter_plan.h), and they
+// are scanned (Segment::ScanNodes: ranked by their codes, the closest
+// reranked by their vectors); many, and the graph is walked with the filter
+// inside the walk (a mapped segment navigates among the matches; a
+// disk-resident one walks every node with a list longer by the share that
+// match). A walk that comes back with fewer than k answers is followed by
+// the scan. So the segment offers k entries whenever k of its nodes are
+// admitted, all of them when fewer are.
 absl::Status SearchSegmentFiltered(const Segment& segment, uint32_t dim, const float* query,
                                    const SearchOptions& options,
                                    const filter::CompiledFilter& filter,
