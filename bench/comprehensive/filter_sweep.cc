@@ -8,6 +8,7 @@
 
 #include "common/bench_util.h"
 #include "common/progress.h"
+#include "comprehensive/sweep.h"
 #include "fmt/core.h"
 
 namespace shoal_bench {
@@ -18,26 +19,6 @@ constexpr size_t kWarmupQueries = 20;
 // (within the budget): at low selectivity a pass over the queries can take
 // well under a millisecond, less than one preemption on a shared machine.
 constexpr double kMinSeconds = 0.2;
-
-double Percentile(const std::vector<double>& sorted, double p) {
-  if (sorted.empty()) return 0;
-  const size_t rank = static_cast<size_t>(std::ceil(p * sorted.size()));
-  return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
-}
-
-LatencyFigures Latencies(std::vector<double> us) {
-  LatencyFigures f;
-  if (us.empty()) return f;
-  std::sort(us.begin(), us.end());
-  double sum = 0;
-  for (const double x : us) sum += x;
-  f.mean = sum / us.size();
-  f.p50 = Percentile(us, 0.50);
-  f.p95 = Percentile(us, 0.95);
-  f.p99 = Percentile(us, 0.99);
-  f.p999 = Percentile(us, 0.999);
-  return f;
-}
 
 bool InBitmap(std::span<const uint8_t> bitmap, uint64_t id) {
   return id / 8 < bitmap.size() && ((bitmap[id / 8] >> (id % 8)) & 1) != 0;

@@ -29,20 +29,6 @@ double Percentile(const std::vector<double>& v, double p) {
   return v[std::clamp<size_t>(rank, 1, v.size()) - 1];
 }
 
-LatencyFigures Latencies(std::vector<double> us) {
-  LatencyFigures f;
-  if (us.empty()) return f;
-  std::sort(us.begin(), us.end());
-  double sum = 0;
-  for (double x : us) sum += x;
-  f.mean = sum / us.size();
-  f.p50 = Percentile(us, 0.50);
-  f.p95 = Percentile(us, 0.95);
-  f.p99 = Percentile(us, 0.99);
-  f.p999 = Percentile(us, 0.999);
-  return f;
-}
-
 void MeasureSingle(AnnIndex& index, const Dataset& data,
                    const std::vector<std::vector<uint64_t>>& truth,
                    const SweepSettings& s, Progress& progress, SweepPoint& p) {
@@ -90,6 +76,20 @@ void MeasureBatch(AnnIndex& index, const Dataset& data,
 }
 
 }  // namespace
+
+LatencyFigures Latencies(std::vector<double> us) {
+  LatencyFigures f;
+  if (us.empty()) return f;
+  std::sort(us.begin(), us.end());
+  double sum = 0;
+  for (double x : us) sum += x;
+  f.mean = sum / us.size();
+  f.p50 = Percentile(us, 0.50);
+  f.p95 = Percentile(us, 0.95);
+  f.p99 = Percentile(us, 0.99);
+  f.p999 = Percentile(us, 0.999);
+  return f;
+}
 
 std::vector<SweepPoint> RunSweep(AnnIndex& index, const Dataset& data,
                                  const std::vector<std::vector<uint64_t>>& truth,

@@ -29,6 +29,10 @@ std::vector<SweepPoint> RunSweep(AnnIndex& index, const Dataset& data,
                                  const std::vector<std::vector<uint64_t>>& truth,
                                  const SweepSettings& settings);
 
+// Mean and nearest-rank percentiles of per-query latencies `us`
+// (microseconds): what every sweep point reports.
+LatencyFigures Latencies(std::vector<double> us);
+
 }  // namespace shoal_bench
 
 #endif  // SHOAL_BENCH_COMPREHENSIVE_SWEEP_H_

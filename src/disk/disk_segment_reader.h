@@ -169,6 +169,8 @@ class DiskSegmentReader final : public segment::SegmentFile {
   // Points s->records[i] at the record of s->beam[i]: from the cache, or
   // from a block read now into s's buffer.
   absl::Status FetchBeam(DiskSearchScratch* s, SegmentSearchStats* stats, IoCounts* io) const;
+  // Sets s's code query (SQ8 or 4-bit, as the codes held) to `query`.
+  void ResetQuery(const float* query, DiskSearchScratch* s) const;
   // The query's distance (as s was reset for) to node's code, or to `code`.
   float CodeDistance(const DiskSearchScratch& s, uint32_t node) const {
     return CodeDistanceAt(s, Code(node));

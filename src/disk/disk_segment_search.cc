@@ -91,6 +91,14 @@ absl::Status DiskSegmentReader::FetchBeam(DiskSearchScratch* s, SegmentSearchSta
   return absl::OkStatus();
 }
 
+void DiskSegmentReader::ResetQuery(const float* query, DiskSearchScratch* s) const {
+  if (residual_ != nullptr) {
+    s->residual.Reset(*residual_, header_.metric, query);
+  } else {
+    s->sq8.Reset(*sq8_, header_.metric, query);
+  }
+}
+
 float DiskSegmentReader::CodeDistanceAt(const DiskSearchScratch& s, const uint8_t* code) const {
   return residual_ != nullptr ? s.residual.Distance(code) : s.sq8.Distance(code);
 }
@@ -238,11 +246,7 @@ absl::Status DiskSegmentReader::Search(const float* query, const SearchOptions& 
   const uint64_t start = MonotonicNs();
   const ScratchLease lease(&tls_disk_scratch);
   DiskSearchScratch* s = lease.get();
-  if (residual_ != nullptr) {
-    s->residual.Reset(*residual_, header_.metric, query);
-  } else {
-    s->sq8.Reset(*sq8_, header_.metric, query);
-  }
+  ResetQuery(query, s);
   SegmentSearchStats counts;
   IoCounts io;
   const bool pipelined = options.disk_search == DiskSearch::kPipelined ||
@@ -281,11 +285,7 @@ absl::Status DiskSegmentReader::ScanNodes(const float* query, const SearchOption
   const uint64_t start = MonotonicNs();
   const ScratchLease lease(&tls_disk_scratch);
   DiskSearchScratch* s = lease.get();
-  if (residual_ != nullptr) {
-    s->residual.Reset(*residual_, header_.metric, query);
-  } else {
-    s->sq8.Reset(*sq8_, header_.metric, query);
-  }
+  ResetQuery(query, s);
   // The shortlist by code distance (as long as a mapped segment's).
   const size_t count = nodes.Count();
   const size_t shortlist =
