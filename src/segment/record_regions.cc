@@ -167,7 +167,7 @@ absl::Status RecordRegions::Load(const RecordsDirectory& d, uint64_t nodes,
 const BitSet* RecordRegions::LabelBits(uint32_t label) const {
   const std::span<const uint32_t> nodes = postings(label);
   if (nodes.empty() || nodes.size() < nodes_ / kLabelBitsShare) return nullptr;
-  absl::MutexLock lock(&label_sets_->mu);
+  MutexLock lock(&label_sets_->mu);
   std::unique_ptr<const BitSet>& set = label_sets_->sets[label];
   if (set == nullptr) {
     auto bits = std::make_unique<BitSet>();

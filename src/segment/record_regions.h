@@ -45,9 +45,9 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "record/record_format.h"
 #include "util/bit_set.h"
+#include "util/mutex.h"
 
 namespace shoal::segment {
 
@@ -231,7 +231,7 @@ class RecordRegions {
   std::shared_ptr<ValueOrders> orders_;  // set by Load
   // LabelBits' sets, built on first use.
   struct LabelSets {
-    absl::Mutex mu;
+    Mutex mu;  // util/mutex.h: TSan sees it (Debian's absl::Mutex it does not)
     absl::flat_hash_map<uint32_t, std::unique_ptr<const BitSet>> sets ABSL_GUARDED_BY(mu);
   };
   std::shared_ptr<LabelSets> label_sets_;  // set by Load
