@@ -289,9 +289,10 @@ struct SearchStats {
   // searched. The planner counts each segment's matching nodes first
   // (filter_matches sums those counts; an upper bound when the filter holds
   // an Ids predicate), then skips the segment (none match), scans its
-  // matching nodes exactly (few match), or walks its graph with the filter
-  // inside the walk; a walk that comes back with fewer than k answers is
-  // followed by the scan (filter_short_walks). Memtables are always scanned.
+  // matching nodes (few match: by their codes, the closest reranked by
+  // their vectors), or walks its graph among the matching nodes; a walk
+  // that comes back with fewer than k answers is followed by the scan
+  // (filter_short_walks). Memtables are always scanned.
   uint64_t filter_matches = 0;
   uint64_t filter_skipped = 0;
   uint64_t filter_scanned = 0;
