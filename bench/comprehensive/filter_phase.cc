@@ -33,12 +33,7 @@ struct Indexed {
 };
 
 IndexRun BuildOne(const Config& c, AnnIndex& index, const Dataset& data) {
-  IndexRun run;
-  run.index = index.Name();
-  run.params = index.Params();
-  run.knob = index.KnobName();
-  CheckOk(index.Build(data, c.run.threads, &run.build), run.index + " build");
-  run.build.index_bytes = index.IndexBytes();
+  IndexRun run = BuildIndex(c, index, data);
   StatusLine(fmt::format("[filter] built {:<24} {}: {} vectors in {:.3f} s", run.index,
                          run.build.method, run.build.vectors, run.build.seconds));
   return run;

@@ -103,6 +103,10 @@ struct Config {
 
 // Wipes target's database directory and opens a new database there.
 std::unique_ptr<shoal::DB> OpenFresh(const Config& c, const Target& t, shoal::FsyncPolicy policy);
+// Builds `index` over every row of `data` on c.run.threads threads: its
+// IndexRun with the names, the build figures and the index's bytes (search
+// phases, filter phase). Dies on a build error.
+IndexRun BuildIndex(const Config& c, AnnIndex& index, const Dataset& data);
 // Closes `db` (timing it) and removes its files.
 double CloseAndWipe(std::unique_ptr<shoal::DB> db, const Target& t);
 

@@ -54,12 +54,7 @@ std::vector<std::vector<shoal::Neighbor>> SearchEach(const Config& c, shoal::DB&
 // Builds `index` and, unless `knobs` is {} with sweep false, sweeps it.
 IndexRun BuildAndSweep(const Config& c, AnnIndex& index, const Dataset& data,
                        const Truth& truth, bool sweep, std::vector<uint32_t> knobs) {
-  IndexRun run;
-  run.index = index.Name();
-  run.params = index.Params();
-  run.knob = index.KnobName();
-  CheckOk(index.Build(data, c.run.threads, &run.build), run.index + " build");
-  run.build.index_bytes = index.IndexBytes();
+  IndexRun run = BuildIndex(c, index, data);
   const BuildFigures& b = run.build;
   StatusLine(fmt::format("[build]  {:<24} {}: {} vectors in {:.3f} s ({:.0f} vectors/s){}",
                          run.index, b.method, b.vectors, b.seconds, b.VectorsPerSecond(),
@@ -78,6 +73,16 @@ IndexRun BuildAndSweep(const Config& c, AnnIndex& index, const Dataset& data,
 }
 
 }  // namespace
+
+IndexRun BuildIndex(const Config& c, AnnIndex& index, const Dataset& data) {
+  IndexRun run;
+  run.index = index.Name();
+  run.params = index.Params();
+  run.knob = index.KnobName();
+  CheckOk(index.Build(data, c.run.threads, &run.build), run.index + " build");
+  run.build.index_bytes = index.IndexBytes();
+  return run;
+}
 
 void SearchPhase(const Config& c, const Dataset& data, const Truth& truth, Report& report) {
   const Target t{"exact", c.search_dir + "/exact"};
