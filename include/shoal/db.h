@@ -128,9 +128,15 @@ class DB {
               const SearchOptions& options = {}) = 0;
   // Loads many vectors straight into on-disk segments, skipping the log.
   // Validated as PutBatch; no ids and no vectors is OK and loads nothing.
+  // options.progress, when set, reports how far the graphs are built.
   [[nodiscard]] virtual absl::Status BulkLoad(
       std::string_view collection, std::span<const uint64_t> ids,
-      std::span<const float> vectors) = 0;
+      std::span<const float> vectors, const BulkLoadOptions& options) = 0;
+  [[nodiscard]] absl::Status BulkLoad(std::string_view collection,
+                                      std::span<const uint64_t> ids,
+                                      std::span<const float> vectors) {
+    return BulkLoad(collection, ids, vectors, BulkLoadOptions());
+  }
 
   // ---- Records: a vector with labels, attributes and a payload ----
   // (shoal/record.h). The calls above write and read records without them.
@@ -152,7 +158,12 @@ class DB {
   // Loads many records straight into on-disk segments, as
   // BulkLoad(ids, vectors) loads vectors.
   [[nodiscard]] virtual absl::Status BulkLoad(std::string_view collection,
-                                              std::span<const Record> records) = 0;
+                                              std::span<const Record> records,
+                                              const BulkLoadOptions& options) = 0;
+  [[nodiscard]] absl::Status BulkLoad(std::string_view collection,
+                                      std::span<const Record> records) {
+    return BulkLoad(collection, records, BulkLoadOptions());
+  }
   // The record stored under `id`, with the parts `parts` names (RecordParts;
   // others left empty). NotFound when the id is absent or deleted;
   // InvalidArgument when `parts` has a bit RecordParts does not name.

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -276,6 +277,16 @@ struct Options {
 };
 
 // What one search did, summed over the shards and segments it visited.
+// Options of DB::BulkLoad.
+struct BulkLoadOptions {
+  // Called with (vectors placed in their graphs so far, vectors to place)
+  // while the load runs: from one thread of the load's own, about every
+  // 200 ms when `done` has grown, never twice at once; and once more with
+  // done == total when the load has succeeded, before BulkLoad returns.
+  // It must not call this DB. Empty: no progress is reported.
+  std::function<void(uint64_t done, uint64_t total)> progress;
+};
+
 struct SearchStats {
   uint64_t segments = 0;               // segment searches
   uint64_t hops = 0;                   // graph nodes expanded

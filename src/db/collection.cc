@@ -3,6 +3,7 @@
 #include "db/collection.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -10,6 +11,7 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
+#include "db/load_progress.h"
 #include "db/route_by_shard.h"
 #include "db/validate.h"
 #include "distance/distance.h"
@@ -260,7 +262,8 @@ absl::Status Collection::PutBatch(std::span<const uint64_t> ids,
 }
 
 absl::Status Collection::BulkLoad(std::span<const uint64_t> ids,
-                                  std::span<const float> vectors) {
+                                  std::span<const float> vectors,
+                                  const BulkLoadOptions& options) {
   if (ids.empty()) {
     // Nothing to load, once the vectors agree.
     absl::Status valid = ValidateVectors(vectors, 0, options_.dim, options_.metric, "vectors");
@@ -283,14 +286,18 @@ absl::Status Collection::BulkLoad(std::span<const uint64_t> ids,
   if (!valid.ok()) {
     return absl::Status(valid.code(), absl::StrCat("BulkLoad: ", valid.message()));
   }
-  return LoadPartitioned(ids.size(), part_ids, part_rows, {}, start, &timing);
+  return LoadPartitioned(ids.size(), part_ids, part_rows, {}, start, &timing, options);
 }
 
 absl::Status Collection::LoadPartitioned(size_t total, std::span<const uint64_t> part_ids,
                                          std::span<const float* const> part_rows,
                                          std::span<const std::string_view> part_extras,
-                                         std::span<const size_t> start, timing::Scope* scope) {
+                                         std::span<const size_t> start, timing::Scope* scope,
+                                         const BulkLoadOptions& options) {
   timing::Scope& timing = *scope;
+  // Nodes placed in their graphs, reported while the graphs are built.
+  std::atomic<uint64_t> placed{0};
+  LoadProgress progress(options.progress, &placed, part_ids.size());
   int64_t copy_us = 0, graph_us = 0, write_us = 0;
   const int64_t partition_us = timing.Lap();
   const size_t dim = options_.dim;
@@ -320,6 +327,11 @@ absl::Status Collection::LoadPartitioned(size_t total, std::span<const uint64_t>
       shards_[part_shard[j]]->DiscardBulk(parts[j], /*keep_file=*/one_graph);
     }
   };
+  auto new_stats = [&] {
+    SegmentBuildStats stats;
+    stats.placed = &placed;
+    return stats;
+  };
   auto add_stats = [&](const SegmentBuildStats& stats) {
     graph_us += static_cast<int64_t>((stats.medoid_seconds + stats.insert_seconds) * 1e6);
     write_us += static_cast<int64_t>(stats.write_seconds * 1e6);
@@ -345,7 +357,7 @@ absl::Status Collection::LoadPartitioned(size_t total, std::span<const uint64_t>
     }
     copy_us += timing.Lap();
     if (!one_graph) {
-      SegmentBuildStats stats;
+      SegmentBuildStats stats = new_stats();
       status = shards_[s]->BuildBulk(
           &part, std::span<const uint64_t>(part_ids.data() + first, count), rows, &stats,
           extras_of(first, count));
@@ -355,7 +367,7 @@ absl::Status Collection::LoadPartitioned(size_t total, std::span<const uint64_t>
   if (one_graph && status.ok()) {
     std::vector<Shard*> shards;
     for (uint32_t s : part_shard) shards.push_back(shards_[s].get());
-    SegmentBuildStats stats;
+    SegmentBuildStats stats = new_stats();
     // A shard without rows has no part, so the parts' ids, in part order,
     // are part_ids as it is.
     status = Shard::BuildSharedBulk(shards, parts, counts, part_ids, all_rows.data(), dir_,
@@ -398,6 +410,7 @@ absl::Status Collection::LoadPartitioned(size_t total, std::span<const uint64_t>
   // Older segments join the one graph (or, past the limit, the shards
   // merge their own).
   UpdateFoldMode();
+  progress.Finish();
   const int64_t publish_us = timing.Lap();
   timing.Line(name_, total, parts.size(), partition_us, copy_us, graph_us, write_us,
               publish_us, timing.Total());

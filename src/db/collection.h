@@ -76,7 +76,8 @@ class Collection {
   // Records (DB::Put(Record) and the rest; collection_records.cc).
   [[nodiscard]] absl::Status Put(const Record& record);
   [[nodiscard]] absl::Status PutBatch(std::span<const Record> records);
-  [[nodiscard]] absl::Status BulkLoad(std::span<const Record> records);
+  [[nodiscard]] absl::Status BulkLoad(std::span<const Record> records,
+                                      const BulkLoadOptions& options = {});
   [[nodiscard]] absl::StatusOr<RecordData> GetRecord(uint64_t id, uint32_t parts) const;
   [[nodiscard]] absl::StatusOr<std::vector<std::optional<RecordData>>> GetRecords(
       std::span<const uint64_t> ids, uint32_t parts) const;
@@ -84,7 +85,8 @@ class Collection {
   // Builds segments straight from the vectors, one per shard, published in
   // one manifest edit: all of the load becomes visible, or none of it.
   [[nodiscard]] absl::Status BulkLoad(std::span<const uint64_t> ids,
-                                      std::span<const float> vectors);
+                                      std::span<const float> vectors,
+                                      const BulkLoadOptions& options = {});
   // Every shard's memtables into segments; returns when durable. Every
   // shard is tried, also after one failed (so for Compact, SyncWal, Close).
   [[nodiscard]] absl::Status Flush();
@@ -195,7 +197,8 @@ class Collection {
   absl::Status LoadPartitioned(size_t total, std::span<const uint64_t> part_ids,
                                std::span<const float* const> part_rows,
                                std::span<const std::string_view> part_extras,
-                               std::span<const size_t> start, timing::Scope* timing);
+                               std::span<const size_t> start, timing::Scope* timing,
+                               const BulkLoadOptions& options);
 
   FileSystem* const fs_;
   ThreadPool* const pool_;

@@ -148,7 +148,8 @@ absl::Status Collection::PutBatch(std::span<const Record> records) {
   return Shard::PutAcross(parts, pool_);
 }
 
-absl::Status Collection::BulkLoad(std::span<const Record> records) {
+absl::Status Collection::BulkLoad(std::span<const Record> records,
+                                  const BulkLoadOptions& options) {
   if (records.empty()) return absl::OkStatus();
   timing::Scope timing("bulkload",
                        "collection,vectors,shards,partition_us,copy_us,graph_us,write_us,"
@@ -171,7 +172,7 @@ absl::Status Collection::BulkLoad(std::span<const Record> records) {
       at = end;
     }
   }
-  return LoadPartitioned(records.size(), p.ids, p.rows, views, p.start, &timing);
+  return LoadPartitioned(records.size(), p.ids, p.rows, views, p.start, &timing, options);
 }
 
 absl::StatusOr<RecordData> Collection::GetRecord(uint64_t id, uint32_t parts) const {

@@ -405,10 +405,11 @@ absl::Status DBImpl::PutBatch(std::string_view collection, std::span<const Recor
   return DroppedAsNotFound(*c, NoThrow([&] { return c->PutBatch(records); }));
 }
 
-absl::Status DBImpl::BulkLoad(std::string_view collection, std::span<const Record> records) {
+absl::Status DBImpl::BulkLoad(std::string_view collection, std::span<const Record> records,
+                              const BulkLoadOptions& options) {
   SHOAL_RETURN_IF_ERROR(CheckWritable());
   SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
-  return DroppedAsNotFound(*c, NoThrow([&] { return c->BulkLoad(records); }));
+  return DroppedAsNotFound(*c, NoThrow([&] { return c->BulkLoad(records, options); }));
 }
 
 absl::StatusOr<RecordData> DBImpl::GetRecord(std::string_view collection, uint64_t id,
@@ -424,10 +425,11 @@ absl::StatusOr<std::vector<std::optional<RecordData>>> DBImpl::GetRecords(
 }
 
 absl::Status DBImpl::BulkLoad(std::string_view collection, std::span<const uint64_t> ids,
-                              std::span<const float> vectors) {
+                              std::span<const float> vectors,
+                              const BulkLoadOptions& options) {
   SHOAL_RETURN_IF_ERROR(CheckWritable());
   SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
-  return DroppedAsNotFound(*c, NoThrow([&] { return c->BulkLoad(ids, vectors); }));
+  return DroppedAsNotFound(*c, NoThrow([&] { return c->BulkLoad(ids, vectors, options); }));
 }
 
 std::vector<std::shared_ptr<Collection>> DBImpl::AllCollections() const {

@@ -64,10 +64,12 @@ class DBImpl final : public DB, private ManifestEditor {
       std::string_view collection, std::span<const float> queries,
       const SearchOptions& options) override;
   absl::Status BulkLoad(std::string_view collection, std::span<const uint64_t> ids,
-                        std::span<const float> vectors) override;
+                        std::span<const float> vectors,
+                        const BulkLoadOptions& options) override;
   absl::Status Put(std::string_view collection, const Record& record) override;
   absl::Status PutBatch(std::string_view collection, std::span<const Record> records) override;
-  absl::Status BulkLoad(std::string_view collection, std::span<const Record> records) override;
+  absl::Status BulkLoad(std::string_view collection, std::span<const Record> records,
+                        const BulkLoadOptions& options) override;
   absl::StatusOr<RecordData> GetRecord(std::string_view collection, uint64_t id,
                                        uint32_t parts) override;
   absl::StatusOr<std::vector<std::optional<RecordData>>> GetRecords(

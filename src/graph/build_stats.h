@@ -6,6 +6,7 @@
 #ifndef SHOAL_SRC_GRAPH_BUILD_STATS_H_
 #define SHOAL_SRC_GRAPH_BUILD_STATS_H_
 
+#include <atomic>
 #include <cstdint>
 
 namespace shoal::graph {
@@ -19,6 +20,9 @@ struct GraphBuildStats {
   double seed_seconds = 0;    // reading and repairing a seed's lists
   uint64_t seeded_nodes = 0;  // nodes whose lists came from a seed
   uint64_t distance_computations = 0;
+  // Input, not a figure: when set, the build adds the nodes it has inserted
+  // as it goes (each chunk once done), for a progress report.
+  std::atomic<uint64_t>* placed = nullptr;
 };
 
 }  // namespace shoal::graph

@@ -141,6 +141,7 @@ void VamanaBuilder::Build(ThreadPool* pool, GraphBuildStats* stats) {
 void VamanaBuilder::Extend(size_t seeded, const SeedFn& seed, ThreadPool* pool,
                            GraphBuildStats* stats) {
   if (n_ == 0) return;
+  placed_ = stats == nullptr ? nullptr : stats->placed;
   const size_t threads = pool == nullptr ? 1 : std::max<size_t>(1, pool->size());
   scratch_.resize(threads);
   pruned_prefix_.assign(n_, 0);
@@ -250,6 +251,7 @@ void VamanaBuilder::RunPass(const std::vector<uint32_t>& order, ThreadPool* pool
     for (size_t begin; (begin = next.fetch_add(kChunk)) < n;) {
       const size_t end = std::min(n, begin + kChunk);
       for (size_t i = begin; i < end; ++i) Insert(order[i], s);
+      if (placed_ != nullptr) placed_->fetch_add(end - begin, std::memory_order_relaxed);
     }
   });
 }

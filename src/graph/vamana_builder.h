@@ -176,6 +176,8 @@ class VamanaBuilder {
   const float alpha_;
   const uint64_t seed_;
   uint32_t medoid_ = 0;
+  // GraphBuildStats::placed of the running build (null: not counted).
+  std::atomic<uint64_t>* placed_ = nullptr;
 
   // Invariant: pruned_prefix_[v] <= count(v), and ids[0, pruned_prefix_[v])
   // with their distances are exactly the output of one RobustPrune of v
