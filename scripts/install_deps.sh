@@ -17,6 +17,10 @@ PACKAGES=(
   liburing-dev
   # tests/disk_full_test.cc: a small ext4 on a loop device (mkfs.ext4, mount).
   e2fsprogs mount
+  # The Python package (pip install .): headers to build the extension
+  # against, venv and pip to install it and its tests' packages (nanobind,
+  # scikit-build-core, numpy, pytest come from the package index).
+  python3-dev python3-venv python3-pip
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up, builds with AddressSanitizer + UndefinedBehaviorSanitizer, and runs
-# the default test suite (ctest, including a short crash_loop); runs the
+# the default test suite (ctest, including a short crash_loop); builds and
+# installs the Python package in a fresh venv and runs its tests; runs the
 # concurrency and stress tests under ThreadSanitizer; builds the libFuzzer
 # targets with clang and runs each for a fixed number of inputs. Also checks
 # that an installed shoal can be used by another CMake project.
@@ -65,6 +66,16 @@ if [[ -n "${SHOAL_CRASH_CYCLES:-}" ]]; then
   # Again on the disk (kAlways logs written with direct I/O there).
   build-release/crash_loop --cycles "$SHOAL_CRASH_CYCLES" --dir build-release
 fi
+
+# The Python package: built by pip in a fresh virtual environment (as a user
+# would: `pip install .`), then its tests (python/tests: the API, bad input,
+# threads, a writer killed with SIGKILL, the LangChain store's standard suite).
+python_env=build-venv
+rm -rf "$python_env"
+/usr/bin/python3 -m venv "$python_env"
+"$python_env/bin/pip" install --quiet --upgrade pip
+"$python_env/bin/pip" install --quiet ".[test]"
+(cd python/tests && "../../$python_env/bin/python" -m pytest -q -p no:cacheprovider .)
 
 # The installed package works for a consumer: find_package(shoal) + shoal::shoal.
 prefix=$(mktemp -d)
