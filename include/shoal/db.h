@@ -185,7 +185,10 @@ class DB {
   [[nodiscard]] virtual absl::Status Flush() = 0;
   // Merges segments, dropping deleted and overwritten vectors. Every
   // collection, as Flush.
-  [[nodiscard]] virtual absl::Status Compact() = 0;
+  // `progress`, when set, is called on this thread after each shard is
+  // compacted: (shards done, shards of all collections).
+  [[nodiscard]] virtual absl::Status Compact(const ProgressFn& progress) = 0;
+  [[nodiscard]] absl::Status Compact() { return Compact(ProgressFn()); }
   // Returns once no flush or background compaction is queued or running in
   // any collection (as RocksDB's WaitForCompact); it flushes nothing itself
   // (call Flush() first for that). Returns the error of the last flush or

@@ -277,6 +277,9 @@ struct Options {
 };
 
 // What one search did, summed over the shards and segments it visited.
+// A long call's progress: `done` of `total` units (the call says which).
+using ProgressFn = std::function<void(uint64_t done, uint64_t total)>;
+
 // Options of DB::BulkLoad.
 struct BulkLoadOptions {
   // Called with (vectors placed in their graphs so far, vectors to place)
@@ -284,7 +287,7 @@ struct BulkLoadOptions {
   // 200 ms when `done` has grown, never twice at once; and once more with
   // done == total when the load has succeeded, before BulkLoad returns.
   // It must not call this DB. Empty: no progress is reported.
-  std::function<void(uint64_t done, uint64_t total)> progress;
+  ProgressFn progress;
 };
 
 struct SearchStats {

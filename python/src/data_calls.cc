@@ -17,6 +17,7 @@
 #include "nanobind/stl/string.h"
 #include "arrays.h"
 #include "filter.h"
+#include "progress.h"
 #include "records.h"
 #include "shoal/db.h"
 #include "status.h"
@@ -44,11 +45,6 @@ SearchOptions ToSearchOptions(nb::handle k, nb::handle list_size, nb::handle fil
   options.filter = FilterArg(filter);
   return options;
 }
-
-// BulkLoadOptions::progress for the Python argument: None, True (a line on
-// stderr) or a callable. A callable's exception is kept in *error.
-using ProgressFn = decltype(BulkLoadOptions::progress);
-ProgressFn ToProgress(nb::handle progress, std::exception_ptr* error);
 
 }  // namespace
 
@@ -100,7 +96,7 @@ void BulkLoad(const CollectionRef& c, nb::handle ids, nb::handle vectors, nb::ha
   CheckRows(keys, rows);
   std::exception_ptr callback_error;
   BulkLoadOptions options;
-  options.progress = ToProgress(progress, &callback_error);
+  options.progress = ToProgress(progress, "bulk_load", "vectors", &callback_error);
   std::optional<RecordBatch> batch;
   if (AnyParts(labels, attributes, payloads)) {
     batch.emplace(c, Span(keys), rows.data(), labels, attributes, payloads);
@@ -231,35 +227,4 @@ nb::object SearchBatch(const CollectionRef& c, nb::handle queries, nb::handle k,
       count_array);
 }
 
-namespace {
-
-ProgressFn ToProgress(nb::handle progress, std::exception_ptr* error) {
-  if (progress.is_none() || (PyBool_Check(progress.ptr()) && progress.ptr() == Py_False)) {
-    return {};
-  }
-  if (progress.ptr() == Py_True) {
-    return [](uint64_t done, uint64_t total) {
-      std::fprintf(stderr, "\rshoal: bulk_load %5.1f%% (%llu of %llu vectors)%s",
-                   total == 0 ? 100.0 : 100.0 * static_cast<double>(done) / total,
-                   static_cast<unsigned long long>(done), static_cast<unsigned long long>(total),
-                   done == total ? "\n" : "");
-      std::fflush(stderr);
-    };
-  }
-  if (!PyCallable_Check(progress.ptr())) {
-    throw nb::type_error("progress must be None, True or a callable progress(done, total)");
-  }
-  return [fn = progress.ptr(), error](uint64_t done, uint64_t total) {
-    nb::gil_scoped_acquire acquire;
-    if (*error) return;  // one error is enough
-    try {
-      nb::handle callable(fn);
-      callable(done, total);
-    } catch (...) {
-      *error = std::current_exception();
-    }
-  };
-}
-
-}  // namespace
 }  // namespace shoal::python

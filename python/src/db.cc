@@ -2,6 +2,7 @@
 //
 // shoal.open, DB and Collection.
 
+#include <exception>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -12,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "collection_ref.h"
 #include "data_calls.h"
+#include "progress.h"
 #include "db/inspect.h"
 #include "nanobind/stl/filesystem.h"
 #include "nanobind/stl/string.h"
@@ -211,8 +213,17 @@ void BindDb(nb::module_& m) {
       .def("flush", [](PyDB& self) { ThrowIfError(Run(self, [](DB& d) { return d.Flush(); })); },
            "Moves every memtable into on-disk segments; returns when they are durable.")
       .def("compact",
-           [](PyDB& self) { ThrowIfError(Run(self, [](DB& d) { return d.Compact(); })); },
-           "Merges segments, dropping deleted and overwritten vectors.")
+           [](PyDB& self, nb::handle progress) {
+             std::exception_ptr callback_error;
+             const ProgressFn fn = ToProgress(progress, "compact", "shards", &callback_error);
+             ThrowIfError(Run(self, [&](DB& d) { return d.Compact(fn); }));
+             if (callback_error) std::rethrow_exception(callback_error);
+           },
+           nb::kw_only(), "progress"_a = nb::none(),
+           "Merges every collection's segments, dropping deleted and overwritten vectors.\n"
+           "progress: None, True (a progress line on stderr) or a callable progress(done, "
+           "total), called after each shard is compacted (total: the shards of all "
+           "collections).")
       .def("wait_for_compact",
            [](PyDB& self) { ThrowIfError(Run(self, [](DB& d) { return d.WaitForCompact(); })); },
            "Returns once no flush or background merge is queued or running.")

@@ -162,8 +162,13 @@ def test_bulk_load_reports_progress_and_loads_everything(db_path, rng):
         assert calls[-1] == (30000, 30000)
         assert all(a[0] <= b[0] for a, b in zip(calls, calls[1:]))
         assert db.stats()["default"]["live_vectors"] == 30000
-        db.compact()
+        db.put_batch(np.arange(100), rng.random((100, 8), dtype=np.float32))
+        db.create_collection("other", 4, shard_count=3)
+        shards = []
+        db.compact(progress=lambda done, total: shards.append((done, total)))
         db.wait_for_compact()
+        total = db.collection("default").shard_count + 3
+        assert shards[-1] == (total, total) and len(shards) >= 2
 
 
 def test_an_exception_in_progress_is_raised_after_the_load(db_path, rng):

@@ -438,13 +438,23 @@ absl::Status Collection::ForEachShard(absl::Status (Shard::*call)()) {
 
 absl::Status Collection::Flush() { return ForEachShard(&Shard::Flush); }
 
-absl::Status Collection::Compact() {
+absl::Status Collection::Compact(const std::function<void(uint32_t)>& compacted) {
   UpdateFoldMode();
-  if (!folds_.load(std::memory_order_acquire)) return ForEachShard(&Shard::Compact);
+  if (!folds_.load(std::memory_order_acquire)) {
+    absl::Status first;
+    for (auto& shard : shards_) {
+      absl::Status s = shard->Compact();
+      if (first.ok()) first = std::move(s);
+      if (compacted) compacted(1);
+    }
+    return first;
+  }
   // One graph: every shard's memtables into segments, then all of those
   // into one.
   SHOAL_RETURN_IF_ERROR(Flush());
-  return FoldShards(/*ratio=*/0);
+  absl::Status s = FoldShards(/*ratio=*/0);
+  if (compacted) compacted(options_.shard_count);
+  return s;
 }
 
 absl::Status Collection::WaitForCompact() {

@@ -91,7 +91,8 @@ class Collection {
   // shard is tried, also after one failed (so for Compact, SyncWal, Close).
   [[nodiscard]] absl::Status Flush();
   // Every shard's segments merged into one.
-  [[nodiscard]] absl::Status Compact();
+  // `compacted(n)`, when set, is told of each n shards compacted.
+  [[nodiscard]] absl::Status Compact(const std::function<void(uint32_t)>& compacted = {});
   // Returns once no shard has a flush or compaction queued or running.
   [[nodiscard]] absl::Status WaitForCompact();
 

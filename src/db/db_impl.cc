@@ -456,7 +456,25 @@ absl::Status DBImpl::ForEachCollection(absl::Status (Collection::*call)()) {
 
 absl::Status DBImpl::Flush() { return ForEachCollection(&Collection::Flush); }
 
-absl::Status DBImpl::Compact() { return ForEachCollection(&Collection::Compact); }
+absl::Status DBImpl::Compact(const ProgressFn& progress) {
+  if (closed_.load()) return absl::FailedPreconditionError("database is closed");
+  SHOAL_RETURN_IF_ERROR(CheckWritable());
+  // As ForEachCollection, counting shards for `progress`.
+  const std::vector<std::shared_ptr<Collection>> all = AllCollections();
+  uint64_t total = 0, done = 0;
+  for (const auto& c : all) total += c->options().shard_count;
+  absl::Status first;
+  for (const auto& c : all) {
+    absl::Status s = NoThrow([&] {
+      return c->Compact([&](uint32_t shards) {
+        done += shards;
+        if (progress) progress(done, total);
+      });
+    });
+    if (!s.ok() && !c->dropped() && first.ok()) first = std::move(s);
+  }
+  return first;
+}
 
 absl::Status DBImpl::WaitForCompact() {
   if (closed_.load()) return absl::FailedPreconditionError("database is closed");

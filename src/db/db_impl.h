@@ -79,7 +79,8 @@ class DBImpl final : public DB, private ManifestEditor {
   absl::Status Flush() override;
   // For the inspection tools (db/inspect.h).
   std::vector<struct CollectionReport> CollectStats() const;
-  absl::Status Compact() override;
+  using DB::Compact;
+  absl::Status Compact(const ProgressFn& progress) override;
   absl::Status WaitForCompact() override;
   absl::Status Close() override;
 
