@@ -16,6 +16,9 @@ just before it); `index` is the RSS after the build above before_build
 in what the searches touched). Files on tmpfs are memory RSS does not see:
 `files` gives them (shoal's database on /dev/shm).
 
+A sweep ends early once both recalls reach `stop_recall`, or once the
+recall has not risen for PLATEAU_POINTS points.
+
 Timing: build is the wall time of Peer.build() (after the untimed
 Peer.prepare()). Single: the first `single_queries` queries one per call on
 this thread, timed as one loop. Batch: all queries in one call on
@@ -36,6 +39,7 @@ import datasets  # noqa: E402
 import peers  # noqa: E402
 
 MIB = 1 << 20
+PLATEAU_POINTS = 3   # a sweep ends after this many points without a gain in recall
 
 
 def proc_status(field):
@@ -106,15 +110,25 @@ def sweep(peer, spec, queries, truth, log):
             f"{mode} recall {point[mode]['recall']:.4f} {point[mode]['qps']:.0f} QPS"
             for mode in ("single", "batch") if mode in point))
         if all(point[m]["recall"] >= spec["stop_recall"] for m in ("single", "batch")
-               if m in point):
+               if m in point) or _plateau(points):
             break
     return points
+
+
+def _plateau(points, span=PLATEAU_POINTS):
+    """True when the batch recall has not risen over the last `span` points:
+    the knob has stopped buying recall (a quantized index's ceiling)."""
+    if len(points) <= span:
+        return False
+    recent = [p["batch"]["recall"] for p in points[-span - 1:]]
+    return max(recent[1:]) <= recent[0]
 
 
 def run(spec, result, log):
     result["stage"] = "import"
     cls = peers.peer_class(spec["peer"])
-    peer = cls(spec["metric"], spec["threads"], spec["workdir"], spec["quick"])
+    peer = cls(spec["metric"], spec["threads"], spec["workdir"], spec["quick"],
+               cosine_as_l2=spec["cosine"] == "unit")
     result.update(name=peer.name, dist=peer.dist, knob=peer.knob, batch_api=peer.batch_api,
                   native_metric=peer.native_metric, normalized=peer.normalize)
     peer.load()

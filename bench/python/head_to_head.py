@@ -54,6 +54,10 @@ def parse_args(argv=None):
                      "default: computed with numpy and cached next to --query")
     src.add_argument("--metric", choices=datasets.METRICS,
                      help="default: dataset.json's with --data, else l2")
+    src.add_argument("--cosine", choices=("native", "unit"), default="native",
+                     help="with --metric cosine: 'native' uses each peer's own cosine (unit "
+                     "vectors and ip for a peer without one); 'unit' hands every peer unit "
+                     "vectors and its l2 metric (same neighbours)")
     src.add_argument("--max_base", type=int, help="use only the first N base rows "
                      "(the truth is then recomputed)")
     src.add_argument("--max_queries", type=int, help="use only the first N queries")
@@ -173,7 +177,7 @@ def run_peer(name, args, data):
             "metric": data["describe"]["metric"], "k": args.k, "threads": args.threads,
             "quick": args.quick, "single_queries": args.single_queries,
             "min_seconds": args.min_seconds, "stop_recall": args.stop_recall,
-            "batch_only": args.batch_only, "workdir": workdir}
+            "batch_only": args.batch_only, "cosine": args.cosine, "workdir": workdir}
     spec_path, result_path = (os.path.join(workdir, f) for f in ("spec.json", "result.json"))
     with open(spec_path, "w") as f:
         json.dump(spec, f)
@@ -254,6 +258,7 @@ def main(argv=None):
     if args.output:
         with open(args.output, "w") as f:
             json.dump({"dataset": d, "k": args.k, "threads": args.threads,
+                       "cosine": args.cosine if d["metric"] == "cosine" else None,
                        "quick": args.quick, "single_queries": min(args.single_queries,
                                                                    d["num_queries"]),
                        "machine": machine(),

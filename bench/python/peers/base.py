@@ -11,6 +11,9 @@ Metrics: `metrics` maps the harness's metric ("l2", "ip", "cosine") to the
 library's own name. A library without cosine gets unit vectors (the harness
 normalizes base and queries) and is built with its "ip" metric, or "l2" when
 it has no "ip" either: on unit vectors the three order neighbours alike.
+With --cosine unit every peer gets unit vectors and its "l2" metric (the
+same order again), as users who normalize their embeddings once may do;
+graph builds tuned for l2 (alpha > 1) then apply.
 """
 
 import concurrent.futures
@@ -34,13 +37,16 @@ class Peer:
     batch_api = "native" # "native": one call on `threads` threads;
                          # "python-threads": a thread pool of single searches
 
-    def __init__(self, metric, threads, workdir, quick):
+    def __init__(self, metric, threads, workdir, quick, cosine_as_l2=False):
         self.threads = threads
         self.workdir = workdir
         self.quick = quick
         self.metric = metric            # the harness's metric
         self.normalize = False          # True: the harness hands in unit vectors
-        if metric in self.metrics:
+        if metric == "cosine" and cosine_as_l2 and "l2" in self.metrics:
+            self.normalize = True       # --cosine unit: unit vectors searched by l2
+            self.native_metric = self.metrics["l2"]
+        elif metric in self.metrics:
             self.native_metric = self.metrics[metric]
         elif metric == "cosine" and ("ip" in self.metrics or "l2" in self.metrics):
             self.normalize = True
