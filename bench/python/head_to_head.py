@@ -149,6 +149,10 @@ def prepare_data(args):
             raise datasets.DataError(f"{truth_path}: {truth.shape[0]} x {truth.shape[1]} ids, "
                                      f"want {query_total} x >= {args.k}")
         truth = truth[:queries.shape[0], :args.k]
+        if truth.min() < 0 or truth.max() >= base.shape[0]:
+            raise datasets.DataError(f"{truth_path}: holds ids outside 0..{base.shape[0] - 1} "
+                                     f"(from {truth.min()} to {truth.max()}): the truth of "
+                                     "another base?")
         datasets.check_truth(base, queries, truth, metric, args.k)
         truth_source = truth_path
     else:

@@ -125,36 +125,46 @@ def format_tables(results):
     return "\n\n".join(out)
 
 
+PLOT_TOP = 0.9995   # recall 1.0 is drawn here: a logit axis has no place for it
+
+
 def plot(results, path, title):
-    """Recall (x) against QPS (log y), one line per peer; single and batch
-    side by side. Imports matplotlib only here (Agg: no display needed)."""
+    """Recall (x, logit scale: 0.9, 0.99, 0.999 equally apart) against QPS
+    (log y), one line per peer; single and batch side by side. Imports
+    matplotlib only here (Agg: no display needed)."""
     import warnings
 
     import matplotlib
+    import matplotlib.ticker
     matplotlib.use("Agg")
     with warnings.catch_warnings():   # a pip matplotlib over Debian's warns about Axes3D
         warnings.simplefilter("ignore")
         import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(14, 6), sharex=True)
-    lowest = 1.0
+    lowest = max(0.5, min((p[m]["recall"] for r in results for p in r.get("points", [])
+                           for m in MODES if m in p and p[m]["recall"] > 0), default=0.5))
     for ax, mode in zip(axes, MODES):
         for r in results:
-            pts = sorted((p[mode]["recall"], p[mode]["qps"])
-                         for p in r.get("points", []) if mode in p)
+            pts = sorted((min(p[mode]["recall"], PLOT_TOP), p[mode]["qps"])
+                         for p in r.get("points", []) if mode in p and p[mode]["recall"] > 0)
             if not pts:
                 continue
-            lowest = min(lowest, pts[0][0])
             style = {"linewidth": 2.5, "color": "black"} if r["peer"] == "shoal" else {}
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3,
                     label=r["peer"], **style)
         ax.set_yscale("log")
-        ax.set_xlabel("recall@10")
+        ax.set_xscale("logit")
+        ticks = [t for t in (0.5, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999) if t >= lowest]
+        ax.xaxis.set_major_locator(matplotlib.ticker.FixedLocator(ticks))
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FixedFormatter([f"{t:g}" for t in ticks]))
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+        ax.set_xlabel(f"recall@10 (logit scale; 1.0 drawn at {PLOT_TOP})")
         ax.set_ylabel("queries per second")
         ax.set_title("single query, 1 thread" if mode == "single" else "batch, all threads")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
-    axes[0].set_xlim(max(0.5, lowest - 0.02), 1.0)
+    axes[0].set_xlim(lowest, PLOT_TOP * 1.0002)
     fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
