@@ -13,8 +13,9 @@ RSS during the build above that (VmHWM, reset through /proc/self/clear_refs
 just before it); `index` is the RSS after the build above before_build
 (what the index keeps; a library that copies the base counts the copy);
 `after_sweep` the same after every search (a mapped index has then paged
-in what the searches touched). Files on tmpfs are memory RSS does not see:
-`files` gives them (shoal's database on /dev/shm).
+in what the searches touched). Files on tmpfs are memory that RSS sees only
+where they are mapped and touched: `files` gives their size (shoal's
+database on /dev/shm), `mapped_shmem` the part of them in RSS (RssShmem).
 
 A sweep ends early once both recalls reach `stop_recall`, or once the
 recall has not risen for PLATEAU_POINTS points.
@@ -144,6 +145,7 @@ def run(spec, result, log):
     result["stage"] = "build"
     peer.prepare(base)
     before = proc_status("VmRSS")
+    shmem_before = proc_status("RssShmem")
     peak_ok = reset_peak()
     start = time.perf_counter()
     peer.build(base)
@@ -159,6 +161,7 @@ def run(spec, result, log):
     result["points"] = sweep(peer, spec, queries, truth, log)
     memory["after_sweep_mib"] = (proc_status("VmRSS") - before) / MIB
     memory["files_mib"] = peer.footprint_bytes() / MIB
+    memory["mapped_shmem_mib"] = (proc_status("RssShmem") - shmem_before) / MIB
     memory["peak_total_mib"] = proc_status("VmHWM") / MIB
     result["stage"] = "close"
     peer.close()

@@ -59,14 +59,15 @@ def add_ratios(results, reference="shoal"):
 
 def memory_mib(result):
     """The memory figure of the table: the larger of the build's peak and
-    the RSS after the sweep (both above the loaded data), plus the files the
-    index keeps on tmpfs."""
+    the RSS after the sweep (both above the loaded data), plus the part of
+    the files the index keeps on tmpfs that is not mapped into that RSS."""
     m = result.get("memory")
     if not m:
         return None
     peak = max(x for x in (m.get("build_peak_mib"), m.get("after_sweep_mib"),
                            m.get("index_mib")) if x is not None)
-    return peak + (m.get("files_mib") or 0)
+    unmapped = max(0.0, (m.get("files_mib") or 0) - (m.get("mapped_shmem_mib") or 0))
+    return peak + unmapped
 
 
 def _qps(q):
@@ -116,7 +117,7 @@ def format_tables(results):
                      f"{m['index_mib']:.0f}", f"{m.get('files_mib', 0):.0f}", r["batch_api"]])
     if rows:
         out.append("build and memory (ratio: / shoal's; memory = max(build peak, RSS after "
-                   "the sweep) above the loaded data, + files on tmpfs)\n" + _table(header, rows))
+                   "the sweep) above the loaded data, + files on tmpfs not mapped into it)\n" + _table(header, rows))
     failed = [r for r in results if "error" in r]
     if failed:
         out.append("peers that did not run\n" + _table(
