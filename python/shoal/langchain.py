@@ -8,6 +8,11 @@ crash (a killed process; a machine crash too with ``fsync="always"``) a
 document is stored whole or not at all: never a vector without its text, nor
 a text beside a stale vector.
 
+Metadata round-trips as JSON does: str keys and JSON values come back equal;
+tuples come back as lists, non-str keys as str; a value JSON cannot hold
+(bytes, a datetime, NaN) is refused with ValueError before anything is
+written. A payload is at most 1 MiB (the engine's kMaxPayloadBytes).
+
 String ids become shoal's uint64 ids through ``string_id_to_key`` (the first
 8 bytes of blake2b, little-endian). Two string ids may hash alike; the store
 never lets one overwrite or delete the other. A write whose key already holds
