@@ -4,6 +4,7 @@ the store's own promises (ids, collisions, durability, filters)."""
 from __future__ import annotations
 
 import inspect
+import os
 import tempfile
 from collections.abc import Generator
 
@@ -21,7 +22,7 @@ import shoal  # noqa: E402
 import shoal.langchain as shoal_langchain  # noqa: E402
 from shoal.langchain import IdCollisionError, ShoalVectorStore  # noqa: E402
 
-_SHM = "/dev/shm" if __import__("os").path.isdir("/dev/shm") else None
+_SHM = "/dev/shm" if os.path.isdir("/dev/shm") else None  # RAM: no disk I/O
 
 
 class TestShoalStandard(VectorStoreIntegrationTests):
@@ -194,3 +195,69 @@ def test_metric_mismatch_on_reopen_is_refused(tmp_path, embedding) -> None:
         store.add_texts(["x"])
     with pytest.raises(ValueError, match="metric"):
         ShoalVectorStore(embedding, path=str(tmp_path))  # cosine by default
+
+
+def test_documents_in_flushed_segments_are_found(tmp_path, embedding) -> None:
+    texts = [f"doc {i}" for i in range(300)]
+    with ShoalVectorStore(embedding, path=str(tmp_path)) as store:
+        ids = store.add_texts(texts[:200])
+        store.db.flush()  # these now live in segments, the rest in memtables
+        ids += store.add_texts(texts[200:])
+        store.delete(ids[:10])
+        got = store.get_by_ids(ids)
+        assert [d.page_content for d in got] == texts[10:]
+        for i in (10, 150, 250):
+            assert store.similarity_search(texts[i], k=1)[0].id == ids[i]
+
+
+def test_threads_add_and_search_at_once(tmp_path, embedding) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ShoalVectorStore(embedding, path=str(tmp_path)) as store:
+        store.add_texts(["seed"], ids=["seed"])
+
+        def work(t: int) -> None:
+            for j in range(20):
+                store.add_texts([f"t{t}-{j}"], ids=[f"{t}-{j}"])
+                assert store.similarity_search(f"t{t}-{j}", k=1)[0].id == f"{t}-{j}"
+
+        with ThreadPoolExecutor(4) as pool:
+            list(pool.map(work, range(4)))
+        assert len(store.get_by_ids([f"{t}-{j}" for t in range(4) for j in range(20)])) == 80
+
+
+_WRITER = """
+import sys
+from langchain_core.embeddings import DeterministicFakeEmbedding
+from shoal.langchain import ShoalVectorStore
+store = ShoalVectorStore(DeterministicFakeEmbedding(size=8), path=sys.argv[1])
+i = 0
+while True:
+    ids = [f"{i}-{j}" for j in range(10)]
+    store.add_texts([f"text of {x}" for x in ids], [{"n": i}] * 10, ids=ids)
+    print(i, flush=True)  # batch i is acknowledged
+    i += 1
+"""
+
+
+def test_killed_writer_loses_no_acknowledged_document(tmp_path, embedding) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(tmp_path)],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        acked = [int(proc.stdout.readline()) for _ in range(30)]
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    with ShoalVectorStore(embedding, path=str(tmp_path)) as store:
+        for i in range(acked[-1] + 3):  # acknowledged batches, and a few more
+            ids = [f"{i}-{j}" for j in range(10)]
+            got = store.get_by_ids(ids)
+            if i <= acked[-1]:
+                assert [d.id for d in got] == ids
+            # Whatever survived is whole: its text and metadata with it.
+            assert all(d.page_content == f"text of {d.id}" and d.metadata == {"n": i}
+                       for d in got)
