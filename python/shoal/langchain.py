@@ -374,6 +374,7 @@ class ShoalVectorStore(VectorStore):
         """
         if ids is None:
             raise ValueError("delete needs ids; delete_collection() removes all")
+        ids = list(ids)
         with self._lock:
             coll = self._collection()
             if coll is None or not ids:
@@ -387,6 +388,9 @@ class ShoalVectorStore(VectorStore):
     def _find(self, coll: Any, doc_ids: Sequence[str]) -> Iterator[tuple[int, dict]]:
         """(key, payload object) of each stored document of `doc_ids`, in
         their order; absent ones and keys holding another id are skipped."""
+        for doc_id in doc_ids:
+            if not isinstance(doc_id, str):
+                raise TypeError(f"document ids are str, not {type(doc_id).__name__}")
         keys = [string_id_to_key(i) for i in doc_ids]
         records = coll.get_records(np.asarray(keys, dtype=np.uint64))
         for key, doc_id, rec in zip(keys, doc_ids, records):
