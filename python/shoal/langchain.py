@@ -209,8 +209,9 @@ class ShoalVectorStore(VectorStore):
         self.close()
 
     def delete_collection(self) -> None:
-        """Drops the collection and all its documents; the next add makes a
-        new one."""
+        """Drops the collection and all its documents; this store's next add
+        makes a new one. Other stores open on the collection then raise
+        shoal.NotFoundError until they are made anew."""
         with self._lock:
             if self._collection() is not None:
                 self._db.drop_collection(self._name)
