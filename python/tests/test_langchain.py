@@ -29,14 +29,23 @@ class TestShoalStandard(VectorStoreIntegrationTests):
     """langchain-tests' suite (sync and async), each test on an empty store
     in a fresh directory."""
 
+    metric = "cosine"
+
     @pytest.fixture()
     def vectorstore(self) -> Generator[ShoalVectorStore, None, None]:  # type: ignore[override]
         with tempfile.TemporaryDirectory(dir=_SHM, prefix="shoal-lc-") as d:
-            store = ShoalVectorStore(self.get_embeddings(), path=d)
+            store = ShoalVectorStore(self.get_embeddings(), path=d, metric=self.metric)
             try:
                 yield store
             finally:
                 store.close()
+
+
+class TestShoalStandardL2(TestShoalStandard):
+    """The suite again on an l2 collection. (Not on ip: its tests expect a
+    text's own vector nearest, which inner product does not promise.)"""
+
+    metric = "l2"
 
 
 # The suite's async tests carry no asyncio mark: LangChain's repos run
@@ -261,3 +270,21 @@ def test_killed_writer_loses_no_acknowledged_document(tmp_path, embedding) -> No
             # Whatever survived is whole: its text and metadata with it.
             assert all(d.page_content == f"text of {d.id}" and d.metadata == {"n": i}
                        for d in got)
+
+
+def test_delete_collection_empties_the_store(tmp_path, embedding) -> None:
+    with ShoalVectorStore(embedding, path=str(tmp_path)) as store:
+        store.add_texts(["a", "b"], ids=["1", "2"])
+        store.delete_collection()
+        assert store.similarity_search("a") == []
+        assert store.get_by_ids(["1"]) == []
+        store.add_texts(["c"], ids=["3"])
+        assert [d.id for d in store.similarity_search("a")] == ["3"]
+
+
+def test_delete_without_ids_is_refused(tmp_path, embedding) -> None:
+    with ShoalVectorStore(embedding, path=str(tmp_path)) as store:
+        store.add_texts(["a"], ids=["1"])
+        with pytest.raises(ValueError, match="delete_collection"):
+            store.delete()
+        assert len(store.get_by_ids(["1"])) == 1
