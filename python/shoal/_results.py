@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 import numpy as np
 
@@ -10,14 +10,15 @@ import numpy as np
 class Record:
     """A record read back by Collection.get_record / get_records.
 
-    id: int; vector: (dim,) float32 (normalized under cosine); labels: sorted
+    id: int; vector: (dim,) float32 (normalized under cosine; None when read
+    with vector=False); labels: sorted
     list of int; attributes: dict of attribute name -> int; payload: bytes
     (b"" when none; ``record.text`` decodes it as UTF-8).
     """
 
     __slots__ = ("id", "vector", "labels", "attributes", "payload")
 
-    def __init__(self, id: int, vector: np.ndarray, labels: List[int],
+    def __init__(self, id: int, vector: Optional[np.ndarray], labels: List[int],
                  attributes: Dict[str, int], payload: bytes) -> None:
         self.id = id
         self.vector = vector
@@ -33,13 +34,17 @@ class Record:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Record):
             return NotImplemented
-        return (self.id == other.id and np.array_equal(self.vector, other.vector)
+        same_vector = (self.vector is None and other.vector is None) or (
+            self.vector is not None and other.vector is not None
+            and np.array_equal(self.vector, other.vector))
+        return (self.id == other.id and same_vector
                 and self.labels == other.labels and self.attributes == other.attributes
                 and self.payload == other.payload)
 
     def __repr__(self) -> str:
         payload = self.payload if len(self.payload) <= 40 else self.payload[:40] + b"..."
-        return (f"shoal.Record(id={self.id}, vector=<{self.vector.shape[0]} floats>, "
+        vector = "None" if self.vector is None else f"<{self.vector.shape[0]} floats>"
+        return (f"shoal.Record(id={self.id}, vector={vector}, "
                 f"labels={self.labels}, attributes={self.attributes}, payload={payload!r})")
 
 

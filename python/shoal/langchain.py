@@ -339,7 +339,7 @@ class ShoalVectorStore(VectorStore):
     def _check_collisions(self, coll: Any, keys: list[int],
                           doc_ids: list[str]) -> None:
         # REQUIRES: self._lock held (the check and the write are one step).
-        records = coll.get_records(np.asarray(keys, dtype=np.uint64))
+        records = coll.get_records(np.asarray(keys, dtype=np.uint64), vector=False)
         for key, doc_id, rec in zip(keys, doc_ids, records):
             if rec is None:
                 continue
@@ -393,7 +393,7 @@ class ShoalVectorStore(VectorStore):
             if not isinstance(doc_id, str):
                 raise TypeError(f"document ids are str, not {type(doc_id).__name__}")
         keys = [string_id_to_key(i) for i in doc_ids]
-        records = coll.get_records(np.asarray(keys, dtype=np.uint64))
+        records = coll.get_records(np.asarray(keys, dtype=np.uint64), vector=False)
         for key, doc_id, rec in zip(keys, doc_ids, records):
             if rec is None:
                 continue

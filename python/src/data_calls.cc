@@ -38,6 +38,8 @@ void CheckRows(const IdArray& ids, const RowArray& rows) {
   }
 }
 
+uint32_t Parts(bool vector) { return vector ? kAllParts : kAllParts & ~kVectorPart; }
+
 SearchOptions ToSearchOptions(nb::handle k, nb::handle list_size, nb::handle filter) {
   SearchOptions options;
   options.k = ToU32(k, "k");
@@ -136,30 +138,30 @@ nb::object Get(const CollectionRef& c, nb::handle id) {
   return NewArray(std::move(*vector), n, 0);
 }
 
-nb::object GetRecord(const CollectionRef& c, nb::handle id) {
+nb::object GetRecord(const CollectionRef& c, nb::handle id, bool vector) {
   const uint64_t key = ToId(id, "id");
   absl::StatusOr<RecordData> record;
   {
     nb::gil_scoped_release release;
     DbHandle::Session session(*c.handle);
-    record = session.db().GetRecord(c.name, key);
+    record = session.db().GetRecord(c.name, key, Parts(vector));
   }
   ThrowIfError(record.status());
-  return RecordToPython(c, std::move(*record));
+  return RecordToPython(c, std::move(*record), vector);
 }
 
-nb::list GetRecords(const CollectionRef& c, nb::handle ids) {
+nb::list GetRecords(const CollectionRef& c, nb::handle ids, bool vector) {
   IdArray keys = ToIds(ids, "ids");
   absl::StatusOr<std::vector<std::optional<RecordData>>> records;
   {
     nb::gil_scoped_release release;
     DbHandle::Session session(*c.handle);
-    records = session.db().GetRecords(c.name, Span(keys));
+    records = session.db().GetRecords(c.name, Span(keys), Parts(vector));
   }
   ThrowIfError(records.status());
   nb::list out;
   for (std::optional<RecordData>& r : *records) {
-    out.append(r ? RecordToPython(c, std::move(*r)) : nb::none());
+    out.append(r ? RecordToPython(c, std::move(*r), vector) : nb::none());
   }
   return out;
 }

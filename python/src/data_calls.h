@@ -21,8 +21,8 @@ void BulkLoad(const CollectionRef& c, nanobind::handle ids, nanobind::handle vec
               nanobind::handle progress);
 void Delete(const CollectionRef& c, nanobind::handle id);
 nanobind::object Get(const CollectionRef& c, nanobind::handle id);
-nanobind::object GetRecord(const CollectionRef& c, nanobind::handle id);
-nanobind::list GetRecords(const CollectionRef& c, nanobind::handle ids);
+nanobind::object GetRecord(const CollectionRef& c, nanobind::handle id, bool vector);
+nanobind::list GetRecords(const CollectionRef& c, nanobind::handle ids, bool vector);
 nanobind::tuple Search(const CollectionRef& c, nanobind::handle query, nanobind::handle k,
                        nanobind::handle list_size, nanobind::handle filter);
 nanobind::object SearchBatch(const CollectionRef& c, nanobind::handle queries,
@@ -83,14 +83,22 @@ void BindDataCalls(nanobind::class_<Owner>& cls, Ref ref) {
       .def("get", [ref](Owner& self, nb::handle id) { return Get(ref(self), id); }, "id"_a,
            "The vector stored under `id`, (dim,) float32 (normalized under cosine). Raises "
            "NotFoundError (a KeyError) when absent.")
-      .def("get_record", [ref](Owner& self, nb::handle id) { return GetRecord(ref(self), id); },
-           "id"_a,
+      .def("get_record",
+           [ref](Owner& self, nb::handle id, bool vector) {
+             return GetRecord(ref(self), id, vector);
+           },
+           "id"_a, nb::kw_only(), "vector"_a = true,
            "The record stored under `id`: shoal.Record(id, vector, labels, attributes, "
-           "payload). Raises NotFoundError (a KeyError) when absent.")
-      .def("get_records", [ref](Owner& self, nb::handle ids) { return GetRecords(ref(self), ids); },
-           "ids"_a,
+           "payload). Raises NotFoundError (a KeyError) when absent. vector=False leaves "
+           "record.vector None and does not read it (on disk-resident segments, only the "
+           "payload's bytes are read).")
+      .def("get_records",
+           [ref](Owner& self, nb::handle ids, bool vector) {
+             return GetRecords(ref(self), ids, vector);
+           },
+           "ids"_a, nb::kw_only(), "vector"_a = true,
            "The records of `ids` (e.g. a search's results), in order: a shoal.Record, or None "
-           "for an absent id.")
+           "for an absent id. vector=False: as get_record.")
       .def("search",
            [ref](Owner& self, nb::handle query, nb::handle k, nb::handle list_size,
                  nb::handle filter) { return Search(ref(self), query, k, list_size, filter); },

@@ -138,7 +138,7 @@ void RecordBatch::SetPayload(size_t i, nb::handle payload) {
   keep_.push_back(std::move(held));
 }
 
-nb::object RecordToPython(const CollectionRef& c, RecordData&& data) {
+nb::object RecordToPython(const CollectionRef& c, RecordData&& data, bool with_vector) {
   nb::dict attributes;
   for (const AttributeValue& a : data.attributes) {
     const std::string& name = a.attribute < c.options.attributes.size()
@@ -149,7 +149,7 @@ nb::object RecordToPython(const CollectionRef& c, RecordData&& data) {
   nb::list labels;
   for (uint32_t label : data.labels) labels.append(label);
   const size_t dim = data.vector.size();
-  nb::object vector = NewArray(std::move(data.vector), dim, 0);
+  nb::object vector = with_vector ? NewArray(std::move(data.vector), dim, 0) : nb::none();
   nb::bytes payload(data.payload.data(), data.payload.size());
   nb::module_ shoal = nb::module_::import_("shoal");
   return shoal.attr("Record")(data.id, vector, labels, attributes, payload);

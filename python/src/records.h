@@ -39,8 +39,8 @@ class RecordBatch {
   std::vector<nanobind::object> keep_;  // payload objects the views point into
 };
 
-// The Python form of a read record's parts.
-nanobind::object RecordToPython(const CollectionRef& c, RecordData&& data);
+// The Python form of a read record (vector None unless `vector`).
+nanobind::object RecordToPython(const CollectionRef& c, RecordData&& data, bool vector);
 
 }  // namespace shoal::python
 

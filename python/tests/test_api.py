@@ -82,6 +82,9 @@ def test_records_round_trip_with_labels_attributes_and_payload(db_path, rng):
         docs.put(1, v)
         assert docs.get_record(1).payload == b"" and docs.get_record(1).labels == []
         assert docs.get_records([1, 2]) == [docs.get_record(1), None]
+        docs.put(3, v, labels=[1], payload=b"p")
+        light = docs.get_records([3], vector=False)[0]
+        assert light.vector is None and light.payload == b"p" and light.labels == [1]
         with pytest.raises(shoal.NotFoundError):
             docs.get_record(2)
 
