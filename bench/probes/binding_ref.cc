@@ -33,6 +33,9 @@ ABSL_FLAG(std::string, query, "", "queries (.fbin), for --op search");
 ABSL_FLAG(std::string, dir, "", "the database");
 ABSL_FLAG(std::string, metric, "l2", "l2, ip or cosine (a new database)");
 ABSL_FLAG(size_t, batch, 0, "rows per PutBatch (0 = all in one call)");
+ABSL_FLAG(size_t, memtable_mb, 1024,
+          "Options::memtable_bytes in MiB: large enough that --op put times the writes, not "
+          "the flushes and graph builds they would wait for");
 ABSL_FLAG(uint32_t, k, 10, "neighbours");
 ABSL_FLAG(uint32_t, list, 40, "SearchOptions::list_size");
 
@@ -53,6 +56,7 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   const std::string op = absl::GetFlag(FLAGS_op), dir = absl::GetFlag(FLAGS_dir);
   shoal::Options options;
+  options.memtable_bytes = absl::GetFlag(FLAGS_memtable_mb) << 20;
   if (op == "put") {
     absl::StatusOr<shoal::Matrix> base =
         shoal::ReadVectors(shoal::FileSystem::Default(), absl::GetFlag(FLAGS_base));
