@@ -181,3 +181,14 @@ def test_an_exception_in_progress_is_raised_after_the_load(db_path, rng):
         with pytest.raises(RuntimeError, match="stop"):
             db.bulk_load(np.arange(100), rng.random((100, 4), dtype=np.float32), progress=fail)
         assert db.stats()["default"]["live_vectors"] == 100
+
+
+def test_the_package_ships_typed_stubs_and_docstrings():
+    import importlib.resources
+    files = importlib.resources.files("shoal")
+    assert (files / "py.typed").is_file()
+    stubs = (files / "_shoal.pyi").read_text()
+    assert "def search_batch(" in stubs and "def open(" in stubs
+    for call in (shoal.open, shoal.DB.search, shoal.Collection.put_batch, shoal.DB.compact,
+                 shoal.any_label, shoal.Collection.get_records):
+        assert call.__doc__ and len(call.__doc__) > 40
