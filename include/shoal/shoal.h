@@ -7,4 +7,5 @@
 #include "shoal/filter.h"   // IWYU pragma: export
 #include "shoal/options.h"  // IWYU pragma: export
 #include "shoal/record.h"   // IWYU pragma: export
+#include "shoal/record_iterator.h"  // IWYU pragma: export
 #endif  // SHOAL_INCLUDE_SHOAL_SHOAL_H_

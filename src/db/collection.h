@@ -82,6 +82,11 @@ class Collection {
   [[nodiscard]] absl::StatusOr<std::vector<std::optional<RecordData>>> GetRecords(
       std::span<const uint64_t> ids, uint32_t parts) const;
 
+  // An iterator over every live record at one point in time (DB::Export;
+  // collection_export.cc). InvalidArgument for bad options.parts.
+  [[nodiscard]] absl::StatusOr<std::unique_ptr<RecordIterator>> Export(
+      const ExportOptions& options) const;
+
   // Builds segments straight from the vectors, one per shard, published in
   // one manifest edit: all of the load becomes visible, or none of it.
   [[nodiscard]] absl::Status BulkLoad(std::span<const uint64_t> ids,

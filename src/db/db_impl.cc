@@ -424,6 +424,12 @@ absl::StatusOr<std::vector<std::optional<RecordData>>> DBImpl::GetRecords(
   return DroppedAsNotFound(*c, NoThrow([&] { return c->GetRecords(ids, parts); }));
 }
 
+absl::StatusOr<std::unique_ptr<RecordIterator>> DBImpl::Export(
+    std::string_view collection, const ExportOptions& options) {
+  SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
+  return DroppedAsNotFound(*c, NoThrow([&] { return c->Export(options); }));
+}
+
 absl::Status DBImpl::BulkLoad(std::string_view collection, std::span<const uint64_t> ids,
                               std::span<const float> vectors,
                               const BulkLoadOptions& options) {

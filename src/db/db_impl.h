@@ -74,6 +74,9 @@ class DBImpl final : public DB, private ManifestEditor {
                                        uint32_t parts) override;
   absl::StatusOr<std::vector<std::optional<RecordData>>> GetRecords(
       std::string_view collection, std::span<const uint64_t> ids, uint32_t parts) override;
+  absl::StatusOr<std::unique_ptr<RecordIterator>> Export(
+      std::string_view collection, const ExportOptions& options) override;
+  using DB::Export;
   using DB::GetRecord;
   using DB::GetRecords;
   absl::Status Flush() override;

@@ -386,18 +386,21 @@ absl::StatusOr<Segment::Lookup> DiskSegmentReader::Find(uint64_t id, uint64_t* s
   return node == kNoNode ? Lookup::kDeleted : Lookup::kLive;
 }
 
-absl::Status DiskSegmentReader::ForEachNodeRecord(
+absl::Status DiskSegmentReader::ForEachNodeRecordIn(
+    uint64_t begin, uint64_t end_node,
     const std::function<void(uint32_t node, const char* record)>& fn) const {
+  if (begin >= end_node) return absl::OkStatus();
   const NodeLayout& layout = header_.layout;
   const uint64_t run = std::max<uint64_t>(1, kScanBytes / layout.block_bytes());
+  // The blocks that hold nodes [begin, end_node).
+  const uint64_t last_block = (end_node - 1) / layout.nodes_per_block + 1;
   AlignedBuffer buffer;
-  char* blocks = buffer.Reserve(run * layout.block_bytes());
-  for (uint64_t first = 0; first < header_.block_count; first += run) {
-    const uint64_t count = std::min(run, header_.block_count - first);
+  char* blocks = buffer.Reserve(std::min(run, last_block) * layout.block_bytes());
+  for (uint64_t first = begin / layout.nodes_per_block; first < last_block; first += run) {
+    const uint64_t count = std::min(run, last_block - first);
     SHOAL_RETURN_IF_ERROR(ReadBlockRun(first, count, blocks));
-    const uint64_t end = std::min<uint64_t>(header_.vector_count,
-                                            (first + count) * layout.nodes_per_block);
-    for (uint64_t node = first * layout.nodes_per_block; node < end; ++node) {
+    const uint64_t end = std::min<uint64_t>(end_node, (first + count) * layout.nodes_per_block);
+    for (uint64_t node = std::max(begin, first * layout.nodes_per_block); node < end; ++node) {
       const uint64_t b = node / layout.nodes_per_block - first;
       fn(static_cast<uint32_t>(node),
          blocks + b * layout.block_bytes() + OffsetInBlock(static_cast<uint32_t>(node)));

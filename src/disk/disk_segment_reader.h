@@ -133,7 +133,8 @@ class DiskSegmentReader final : public segment::SegmentFile {
   // Reads blocks [first, first + count) with one pread and checks each.
   absl::Status ReadBlockRun(uint64_t first, uint64_t count, char* dst) const;
   // Reads blocks in runs of about kScanBytes.
-  absl::Status ForEachNodeRecord(
+  absl::Status ForEachNodeRecordIn(
+      uint64_t begin, uint64_t end,
       const std::function<void(uint32_t node, const char* record)>& fn) const override;
   // One pread into *scratch.
   absl::Status ReadBytes(uint64_t offset, size_t n, std::string* scratch,

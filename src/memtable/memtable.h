@@ -93,9 +93,12 @@ class MemTable {
     }
   }
   // As ForEach, with each live id's extras (std::string_view, encoded;
-  // empty: none; valid while the memtable lives and takes no write):
-  // live(id, vector, extras), tombstone(id). What a flush writes records
-  // from.
+  // empty: none): live(id, vector, extras), tombstone(id). What a flush
+  // writes records from. The vector and extras pointers stay valid, and
+  // their bytes unchanged, while the memtable lives, also across later
+  // writes: a row or extras once stored never moves or changes (arena
+  // blocks stay put, an overwrite takes a new slot). An export reads them
+  // after the shard's lock is released (Shard::ExportView).
   template <typename LiveFn, typename TombstoneFn>
   void ForEachRecord(LiveFn&& live, TombstoneFn&& tombstone) const {
     if (slot_extras_.empty()) {

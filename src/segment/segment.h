@@ -248,6 +248,14 @@ class Segment {
       fn(id, sequence, vector, std::string_view());
     });
   }
+  // As ForEachRecord over nodes [begin, end) only (end clamped to
+  // vector_count()), reading only the parts `parts` (RecordParts) names of
+  // the extras (a payload not asked for is not read). What an export
+  // (DB::Export) pulls a batch at a time: a scan that can stop and resume.
+  [[nodiscard]] virtual absl::Status ForEachRecordIn(
+      uint64_t begin, uint64_t end, uint32_t parts,
+      const std::function<void(uint64_t id, uint64_t sequence, const float* vector,
+                               std::string_view extras)>& fn) const = 0;
   // The build list size the graph was built with (the header's record):
   // a merge extends only graphs built as well as it would build.
   virtual uint32_t build_list_size() const = 0;

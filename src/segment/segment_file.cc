@@ -221,19 +221,30 @@ absl::StatusOr<Segment::Lookup> SegmentFile::FindRecord(uint64_t id, uint64_t* s
 absl::Status SegmentFile::ForEachRecord(
     const std::function<void(uint64_t id, uint64_t sequence, const float* vector,
                              std::string_view extras)>& fn) const {
+  return ForEachRecordIn(0, header_.vector_count, kAllParts, fn);
+}
+
+absl::Status SegmentFile::ForEachRecordIn(
+    uint64_t begin, uint64_t end, uint32_t parts,
+    const std::function<void(uint64_t id, uint64_t sequence, const float* vector,
+                             std::string_view extras)>& fn) const {
   const NodeLayout& layout = header_.layout;
+  end = std::min<uint64_t>(end, header_.vector_count);
+  if (begin >= end) return absl::OkStatus();
   PayloadReader payloads(*this);
+  const bool read_payloads = records_.has_payloads() && (parts & kPayloadPart) != 0;
+  const bool any_extras = !records_.empty() && (parts & ~uint32_t{kVectorPart}) != 0;
   std::string extras;
   absl::Status failed;
-  SHOAL_RETURN_IF_ERROR(ForEachNodeRecord([&](uint32_t node, const char* record) {
+  SHOAL_RETURN_IF_ERROR(ForEachNodeRecordIn(begin, end, [&](uint32_t node, const char* record) {
     if (!failed.ok()) return;
     std::string_view payload;
-    if (records_.has_payloads()) {
+    if (read_payloads) {
       failed = payloads.Next(node, &payload);
       if (!failed.ok()) return;
     }
     extras.clear();
-    records_.AppendExtras(node, kAllParts, payload, &extras);
+    if (any_extras) records_.AppendExtras(node, parts, payload, &extras);
     fn(DecodeFixed64(record + layout.id_offset()), DecodeFixed64(record + layout.sequence_offset()),
        reinterpret_cast<const float*>(record), extras);
   }));

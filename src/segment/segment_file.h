@@ -61,6 +61,10 @@ class SegmentFile : public Segment {
   absl::Status ForEachRecord(
       const std::function<void(uint64_t id, uint64_t sequence, const float* vector,
                                std::string_view extras)>& fn) const override;
+  absl::Status ForEachRecordIn(
+      uint64_t begin, uint64_t end, uint32_t parts,
+      const std::function<void(uint64_t id, uint64_t sequence, const float* vector,
+                               std::string_view extras)>& fn) const override;
 
  protected:
   // `id_table`: the id table's bytes (checked), in a mapping that outlives
@@ -74,7 +78,14 @@ class SegmentFile : public Segment {
   // Calls fn(node, its record) for every node in order, each record's block
   // checked (segment_checks.h) before its first node. DataLossError for a
   // block that fails its checks; a read's error as the reader reports it.
-  virtual absl::Status ForEachNodeRecord(
+  absl::Status ForEachNodeRecord(
+      const std::function<void(uint32_t node, const char* record)>& fn) const {
+    return ForEachNodeRecordIn(0, header_.vector_count, fn);
+  }
+  // The same for nodes [begin, end) (REQUIRES: begin <= end <=
+  // vector_count()): the blocks holding them are read and checked.
+  virtual absl::Status ForEachNodeRecordIn(
+      uint64_t begin, uint64_t end,
       const std::function<void(uint32_t node, const char* record)>& fn) const = 0;
 
   // Sets *out to the file's bytes [offset, offset + n): a view of the

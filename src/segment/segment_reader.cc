@@ -93,11 +93,12 @@ absl::StatusOr<Segment::Lookup> SegmentReader::Find(uint64_t id, uint64_t* seque
   return node == kNoNode ? Lookup::kDeleted : Lookup::kLive;
 }
 
-absl::Status SegmentReader::ForEachNodeRecord(
+absl::Status SegmentReader::ForEachNodeRecordIn(
+    uint64_t begin, uint64_t end,
     const std::function<void(uint32_t node, const char* record)>& fn) const {
-  for (uint64_t node = 0; node < header_.vector_count; ++node) {
+  for (uint64_t node = begin; node < end; ++node) {
     const uint32_t n = static_cast<uint32_t>(node);
-    if (node % header_.layout.nodes_per_block == 0) {
+    if (node == begin || node % header_.layout.nodes_per_block == 0) {
       SHOAL_RETURN_IF_ERROR(EnsureVerified(BlockOf(n)));
     }
     fn(n, NodeRecord(n));

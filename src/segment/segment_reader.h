@@ -55,7 +55,8 @@ class SegmentReader final : public SegmentFile {
                 const Header& header, const Footer& footer, std::unique_ptr<codes::Sq8> sq8);
 
   // Verifies each block before its first node.
-  absl::Status ForEachNodeRecord(
+  absl::Status ForEachNodeRecordIn(
+      uint64_t begin, uint64_t end,
       const std::function<void(uint32_t node, const char* record)>& fn) const override;
   // A view of the mapping.
   absl::Status ReadBytes(uint64_t offset, size_t n, std::string* scratch,

@@ -132,6 +132,27 @@ class Shard {
     SourceSnapshot older;
   };
   View TakeView() const;
+  // What an export (DB::Export, db/record_export.h) reads of the shard, at
+  // one moment: the active memtable's rows and tombstones as they were then
+  // (where the rows are, not copies: a memtable never moves a row it holds,
+  // MemTable::ForEachRecord), and the other sources.
+  struct ExportView {
+    struct Row {
+      uint64_t id;
+      const float* vector;
+      std::string_view extras;  // encoded (record/record_format.h); empty: none
+    };
+    std::shared_ptr<const MemTable> active;  // keeps `rows` readable
+    std::vector<Row> rows;
+    std::vector<uint64_t> tombstones;
+    SourceSnapshot older;
+  };
+  // Every shard's ExportView (out[j] is shards[j]'s) at one moment: every
+  // shard's lock is held, shared, in index order (as PutAcross takes them)
+  // while the views are taken, so a batch over several shards is in all of
+  // them or in none. `shards` in increasing index order.
+  static std::vector<ExportView> TakeExportViews(std::span<const Shard* const> shards)
+      ABSL_NO_THREAD_SAFETY_ANALYSIS;  // locks every shard
   // Offers this shard's newest live vectors to `top`: exact over memtables,
   // beam search over segments. options.filter, when set, is compiled here
   // (InvalidArgument as filter.h says).

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <functional>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "segment/record_regions.h"
 #include "shard/filter_plan.h"
@@ -211,6 +212,30 @@ absl::Status Shard::GetRecords(std::span<const uint64_t> ids, uint32_t parts,
 Shard::View Shard::TakeView() const {
   ReaderMutexLock lock(&mu_);
   return View{active_, sources_.Snapshot()};
+}
+
+std::vector<Shard::ExportView> Shard::TakeExportViews(std::span<const Shard* const> shards) {
+  std::vector<ExportView> views(shards.size());
+  // Every lock at once, so that the views are of one moment; writers wait
+  // while the active memtables' rows are noted (no vector is copied).
+  for (const Shard* s : shards) s->mu_.ReaderLock();
+  absl::Cleanup unlock = [&] {
+    for (const Shard* s : shards) s->mu_.ReaderUnlock();
+  };
+  for (size_t j = 0; j < shards.size(); ++j) {
+    const Shard& shard = *shards[j];
+    ExportView& v = views[j];
+    v.active = shard.active_;
+    v.rows.reserve(shard.active_->live_count());
+    v.tombstones.reserve(shard.active_->tombstone_count());
+    shard.active_->ForEachRecord(
+        [&](uint64_t id, const float* row, std::string_view extras) {
+          v.rows.push_back({id, row, extras});
+        },
+        [&](uint64_t id) { v.tombstones.push_back(id); });
+    v.older = shard.sources_.Snapshot();
+  }
+  return views;
 }
 
 bool Shard::VisibleAt(const View& view, uint64_t id, size_t i, absl::Status* status) const {
