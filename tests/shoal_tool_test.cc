@@ -12,6 +12,8 @@
 
 #include "dataset/dataset_reader.h"
 #include "dataset/dataset_writer.h"
+#include "dataset/npy_format.h"
+#include "util/coding.h"
 #include "gtest/gtest.h"
 #include "shoal/db.h"
 #include "testutil/temp_dir.h"
@@ -95,6 +97,76 @@ TEST_F(ShoalToolTest, CreateLoadSearchStatsVerifyDumpWal) {
   r = Shoal("dump-wal " + wal);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find(" put "), std::string::npos) << r.output;
+}
+
+// The ids file beside an export (docs/format.md, "Export files").
+std::vector<uint64_t> ReadExportIds(const std::string& path, bool npy) {
+  absl::StatusOr<std::string> bytes = FileSystem::Default()->ReadFile(path);
+  EXPECT_OK(bytes);
+  if (!bytes.ok()) return {};
+  uint64_t offset = 8, rows = 0;
+  if (npy) {
+    absl::StatusOr<dataset_internal::NpyHeader> h =
+        dataset_internal::ParseNpyHeader(*bytes, path);
+    EXPECT_OK(h);
+    if (!h.ok()) return {};
+    EXPECT_EQ(h->descr, "<u8");
+    EXPECT_EQ(h->shape.size(), 2u);
+    EXPECT_EQ(h->shape[1], 1u);
+    offset = h->data_offset;
+    rows = h->shape[0];
+  } else {
+    rows = DecodeFixed32(bytes->data());
+    EXPECT_EQ(DecodeFixed32(bytes->data() + 4), 1u);
+  }
+  EXPECT_EQ(bytes->size(), offset + rows * 8);
+  std::vector<uint64_t> ids(rows);
+  for (uint64_t i = 0; i < rows; ++i) ids[i] = DecodeFixed64(bytes->data() + offset + i * 8);
+  return ids;
+}
+
+TEST_F(ShoalToolTest, ExportWritesVectorsAndIdsThatReadBack) {
+  ASSERT_EQ(Shoal("create " + db_ + " --dim 8 --shards 2").exit_code, 0);
+  ASSERT_EQ(Shoal("load " + db_ + " " + base_ + " --batch 100").exit_code, 0);  // ids 0..499
+  ASSERT_EQ(Shoal("load " + db_ + " " + base_ + " --bulk --first_id 1000").exit_code, 0);
+  absl::StatusOr<Matrix> base = ReadVectors(FileSystem::Default(), base_);
+  ASSERT_OK(base);
+  for (const char* ext : {".npy", ".fbin"}) {
+    const std::string to = dir_.Sub(std::string("out") + ext);
+    const bool npy = std::string(ext) == ".npy";
+    ToolRun r = Shoal("export " + db_ + " --to " + to);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("exported 1000 records"), std::string::npos) << r.output;
+    // Entries: of every source, a shared segment's once per shard (1500).
+    EXPECT_NE(r.output.find(" entries (100%)"), std::string::npos) << r.output;
+    absl::StatusOr<Matrix> got = ReadVectors(FileSystem::Default(), to);
+    ASSERT_OK(got);
+    const std::vector<uint64_t> ids = ReadExportIds(to + (npy ? ".ids.npy" : ".ids.u64bin"), npy);
+    ASSERT_EQ(got->rows, 1000u);
+    ASSERT_EQ(got->cols, 8u);
+    ASSERT_EQ(ids.size(), 1000u);
+    std::vector<bool> seen(2000, false);
+    for (uint64_t j = 0; j < ids.size(); ++j) {
+      const uint64_t id = ids[j];
+      ASSERT_TRUE(id < 500 || (id >= 1000 && id < 1500)) << id;
+      EXPECT_FALSE(seen[id]) << id;
+      seen[id] = true;
+      const auto want = base->row(id % 1000);
+      const auto row = got->row(j);
+      EXPECT_TRUE(std::equal(want.begin(), want.end(), row.begin())) << id;
+    }
+    EXPECT_FALSE(std::filesystem::exists(to + ".tmp"));
+  }
+  // Bad input: a clear error, nothing written.
+  ToolRun r = Shoal("export " + db_ + " --to " + dir_.Sub("out.txt"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find(".npy or .fbin"), std::string::npos) << r.output;
+  r = Shoal("export " + db_ + " --collection nope --to " + dir_.Sub("nope.npy"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("NOT_FOUND"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir_.Sub("nope.npy")));
+  EXPECT_FALSE(std::filesystem::exists(dir_.Sub("nope.npy.tmp")));
+  EXPECT_EQ(Shoal("export " + db_).exit_code, 2);  // no --to
 }
 
 TEST_F(ShoalToolTest, LoadsLabelsFromASideFileAndShowsThem) {

@@ -4,6 +4,7 @@
 //   shoal create DIR --dim D [--metric l2|ip|cosine] [--shards N] [--collection NAME]
 //   shoal load DIR FILE [--bulk] [--batch N] [--first_id N] [--collection NAME]
 //   shoal search DIR --query FILE [-k 10] [--list_size L] [--collection NAME]
+//   shoal export DIR --collection NAME --to FILE.npy|FILE.fbin
 //   shoal stats DIR
 //   shoal verify DIR
 //   shoal dump-wal FILE
@@ -25,7 +26,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "dataset/dataset_format.h"
 #include "dataset/dataset_reader.h"
+#include "dataset/row_file_writer.h"
 #include "db/inspect.h"
 #include "version/filename.h"
 #include "fmt/format.h"
@@ -51,6 +54,9 @@ ABSL_FLAG(std::string, attributes, "",
 ABSL_FLAG(uint64_t, first_id, 0, "load: id of the file's first vector (the rest follow)");
 ABSL_FLAG(uint64_t, max_rows, UINT64_MAX, "load/search: read at most this many vectors");
 ABSL_FLAG(std::string, query, "", "search: file of query vectors (any supported format)");
+ABSL_FLAG(std::string, to, "",
+          "export: the file to write the vectors to (.npy or .fbin); the ids go beside it "
+          "(FILE.ids.npy or FILE.ids.u64bin)");
 ABSL_FLAG(uint32_t, k, 10, "search: neighbours per query");
 ABSL_FLAG(uint32_t, list_size, 100,
           "search: candidate list size L (>= 1; below k: shorter walks, lower recall)");
@@ -68,6 +74,9 @@ const char* kUsageText =
     "  load DIR FILE [--bulk] [--batch N] [--first_id N] [--labels FILE]\n"
     "             FILE: .fvecs .bvecs .fbin .u8bin .npy; --labels: one line of labels a vector\n"
     "  search DIR --query FILE [-k 10] [--list_size 100]\n"
+    "  export DIR --to FILE [--collection NAME]\n"
+    "             every live record's vector to FILE (.npy or .fbin), ids beside it\n"
+    "             (FILE.ids.npy: uint64 (n, 1); FILE.ids.u64bin: uint32 n, uint32 1, n uint64)\n"
     "  stats DIR          collections, shards, segments, memtable and log bytes, deletes\n"
     "  verify DIR         checks every checksum; exit 3 when something is damaged\n"
     "  dump-wal FILE      prints the records of one write-ahead log file\n";
@@ -254,6 +263,69 @@ int Search(const std::vector<char*>& args) {
   return kOk;
 }
 
+// Writes every live record of a collection, at the moment the export
+// starts, to FILE (vectors) and the ids file beside it, each atomically
+// (dataset/row_file_writer.h); the ids file is renamed into place first.
+// A progress line on stderr at most every 200 ms.
+int Export(const std::vector<char*>& args) {
+  const std::string to = absl::GetFlag(FLAGS_to);
+  if (args.size() != 2 || to.empty()) return kUsage;
+  const shoal::DatasetFormat format = shoal::DetectFormat(to);
+  if (format != shoal::DatasetFormat::kNpy && format != shoal::DatasetFormat::kFbin) {
+    return Fail(absl::InvalidArgumentError(absl::StrCat(
+                    "'", to, "': the vectors are written as .npy or .fbin (by the extension)")),
+                "export");
+  }
+  const bool npy = format == shoal::DatasetFormat::kNpy;
+  const std::string ids_path = to + (npy ? ".ids.npy" : ".ids.u64bin");
+  const std::string name = absl::GetFlag(FLAGS_collection);
+  auto db = OpenExisting(args[1]);
+  if (!db.ok()) return Fail(db.status(), "export");
+  auto options = (*db)->GetCollectionOptions(name);
+  if (!options.ok()) return Fail(options.status(), "export");
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
+  Clock::time_point shown = start;
+  uint64_t shown_done = UINT64_MAX;
+  shoal::ExportOptions eo;
+  eo.parts = shoal::kVectorPart;
+  eo.progress = [&](uint64_t done, uint64_t total) {
+    const Clock::time_point now = Clock::now();
+    if (done == shown_done || (done < total && now - shown < std::chrono::milliseconds(200))) {
+      return;
+    }
+    shown = now;
+    shown_done = done;
+    fmt::print(stderr, "\rexport: {} of {} entries ({:.0f}%)", done, total,
+               total == 0 ? 100.0 : 100.0 * static_cast<double>(done) / total);
+  };
+  auto it = (*db)->Export(name, eo);
+  if (!it.ok()) return Fail(it.status(), "export");
+  const auto header = npy ? shoal::RowFileWriter::Header::kNpy : shoal::RowFileWriter::Header::kBin;
+  auto vectors = shoal::RowFileWriter::Create(to, header, "<f4", options->dim, sizeof(float));
+  if (!vectors.ok()) return Fail(vectors.status(), "export");
+  auto ids = shoal::RowFileWriter::Create(ids_path, header, "<u8", 1, sizeof(uint64_t));
+  if (!ids.ok()) return Fail(ids.status(), "export");
+  absl::Status s;
+  for (shoal::RecordIterator& i = **it; s.ok() && i.Valid(); i.Next()) {
+    const shoal::RecordData& r = i.record();
+    s = (*vectors)->Append(r.vector.data(), 1);
+    if (s.ok()) s = (*ids)->Append(&r.id, 1);
+  }
+  fmt::print(stderr, "\n");
+  if (s.ok()) s = (*it)->status();
+  if (s.ok()) s = (*ids)->Finish();
+  if (s.ok()) s = (*vectors)->Finish();
+  if (!s.ok()) return Fail(s, "export");
+  it->reset();
+  s = (*db)->Close();
+  if (!s.ok()) return Fail(s, "export");
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  fmt::print("exported {} records of '{}' to {} and {} in {:.2f} s\n", (*vectors)->rows(), name,
+             to, ids_path, seconds);
+  return kOk;
+}
+
 int Stats(const std::vector<char*>& args) {
   if (args.size() != 2) return kUsage;
   auto db = OpenExisting(args[1]);
@@ -411,6 +483,7 @@ int main(int argc, char** argv) {
       {"create", Create, "shoal create DIR --dim D [--metric l2|ip|cosine] [--shards N] [--attributes a,b] [--collection NAME]"},
       {"load", Load, "shoal load DIR FILE [--bulk] [--batch N] [--first_id N] [--max_rows N] [--labels FILE] [--collection NAME]"},
       {"search", Search, "shoal search DIR --query FILE [-k 10] [--list_size 100] [--collection NAME]"},
+      {"export", Export, "shoal export DIR --to FILE.npy|FILE.fbin [--collection NAME]"},
       {"stats", Stats, "shoal stats DIR"},
       {"verify", Verify, "shoal verify DIR   (exit 0: intact, 3: damage found)"},
       {"dump-wal", DumpWal, "shoal dump-wal FILE"},
