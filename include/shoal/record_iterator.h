@@ -36,10 +36,12 @@ struct ExportOptions {
   // Without kPayloadPart no payload is read. InvalidArgument for a bit
   // RecordParts does not name.
   uint32_t parts = kAllParts;
-  // Called on the thread that calls Next() with (entries examined, entries
-  // in the point-in-time view), where entries are the view's vectors and
-  // tombstones in every source (so an id overwritten or deleted counts
-  // more than once): after each batch of entries (a few thousand), and
+  // Called on the thread that calls DB::Export (which reads the first
+  // batch) or Next(), with (entries examined, entries in the point-in-time
+  // view), where entries are the view's vectors and tombstones in every
+  // source (so an id overwritten or deleted counts more than once, and a
+  // segment shared by several shards once for each shard that holds it):
+  // after each batch of entries (a few thousand), and
   // once with done == total when the iterator reaches its end without an
   // error. It must not call this DB. Empty: no progress is reported.
   ProgressFn progress;

@@ -204,9 +204,12 @@ class ExportIterator final : public RecordIterator {
       s = absl::InvalidArgumentError("bytes follow the record's extras");
     }
     if (!s.ok()) {
-      status_ = absl::DataLossError(
-          absl::StrCat(segment_ != nullptr ? segment_->path() : std::string("a memtable"),
-                       ": the record of id ", row.id, ": ", s.message()));
+      // A segment's bytes are damaged; a memtable's were checked when
+      // written, so a failure there is a bug (as GetRecords says).
+      const std::string what = absl::StrCat("the record of id ", row.id, ": ", s.message());
+      status_ = segment_ != nullptr
+                    ? absl::DataLossError(absl::StrCat("segment ", segment_->path(), ": ", what))
+                    : absl::InternalError(absl::StrCat("in a memtable, ", what));
       return false;
     }
     extras.CopyTo(parts_, &record_);
