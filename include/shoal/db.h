@@ -185,9 +185,10 @@ class DB {
   // what it yields, in what order, and how long it may live). Writes,
   // deletes, flushes, merges and drops after that do not change what it
   // yields. Taking the view holds every shard's lock (shared) at once, for
-  // as long as it takes to note where each active memtable's rows are
-  // (about 30 ns a row, no vector copied): writers wait that long, readers
-  // do not; the iteration itself holds no lock. A PutBatch is in the view
+  // as long as it takes to note where each active memtable's rows are (no
+  // vector is copied: 22 ms for 1M rows of 128-d, 65 ms the first time;
+  // a default 64 MiB memtable of 128-d holds ~120K): writers wait that
+  // long, readers do not; the iteration itself holds no lock. A PutBatch is in the view
   // whole or not at all; a BulkLoad running meanwhile may be in on some
   // shards and not on others (as for searches).
   // Errors: NotFound for an unknown collection; FailedPrecondition once the
