@@ -76,6 +76,19 @@ rm -rf "$python_env"
 "$python_env/bin/pip" install --quiet --upgrade pip
 "$python_env/bin/pip" install --quiet ".[test]"
 (cd python/tests && "../../$python_env/bin/python" -m pytest -q -p no:cacheprovider .)
+# `python -m build` builds its wheel from the sdist: every file the build
+# reads must be in it (an exclude pattern once dropped src/graph/build_*.h).
+"$python_env/bin/pip" install --quiet build
+sdist_dir=$(mktemp -d)
+"$python_env/bin/python" -m build --sdist --outdir "$sdist_dir" . > /dev/null
+tar tzf "$sdist_dir"/shoal-*.tar.gz | sed 's|^[^/]*/||' | sort > "$sdist_dir/have"
+git ls-files CMakeLists.txt cmake include src python pyproject.toml | sort > "$sdist_dir/want"
+if ! comm -13 "$sdist_dir/have" "$sdist_dir/want" | grep . ; then
+  echo "sdist: every file the build reads is in it"
+else
+  echo "sdist: the files above are missing from it"; exit 1
+fi
+rm -rf "$sdist_dir"
 
 # The installed package works for a consumer: find_package(shoal) + shoal::shoal.
 prefix=$(mktemp -d)

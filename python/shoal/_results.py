@@ -54,7 +54,8 @@ class SearchResults(tuple):
     ids: (n, k) uint64; distances: (n, k) float32; row i belongs to query i,
     nearest first. A row with fewer than k results (fewer records, or fewer
     matches of the filter, than k) is padded at its end with id
-    ``shoal.NO_ID`` (2**64 - 1) and distance ``inf``; ``counts`` ((n,) int64)
+    ``shoal.NO_ID`` (2**64 - 1) and distance ``inf`` (a k above 65536: the
+    arrays are only as wide as the longest row); ``counts`` ((n,) int64)
     gives each row's number of results.
     """
 

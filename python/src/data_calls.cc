@@ -6,6 +6,7 @@
 
 #include "data_calls.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <limits>
@@ -37,6 +38,9 @@ void CheckRows(const IdArray& ids, const RowArray& rows) {
                               rows.shape(0), " rows"));
   }
 }
+
+// The widest k whose rows are padded to k (see SearchBatch).
+constexpr size_t kMaxPaddedWidth = size_t{1} << 16;
 
 uint32_t Parts(bool vector) { return vector ? kAllParts : kAllParts & ~kVectorPart; }
 
@@ -191,11 +195,12 @@ nb::object SearchBatch(const CollectionRef& c, nb::handle queries, nb::handle k,
                        nb::handle list_size, nb::handle filter) {
   RowArray rows = ToRows(queries, c.options.dim, "queries");
   const SearchOptions options = ToSearchOptions(k, list_size, filter);
-  const size_t n = rows.shape(0), width = options.k;
+  const size_t n = rows.shape(0);
   absl::StatusOr<std::vector<std::vector<Neighbor>>> found;
   std::vector<uint64_t> ids;
   std::vector<float> distances;
   std::vector<int64_t> counts(n);
+  size_t result_width = 0;
   {
     nb::gil_scoped_release release;
     if (n > 0) {
@@ -205,7 +210,15 @@ nb::object SearchBatch(const CollectionRef& c, nb::handle queries, nb::handle k,
       found = std::vector<std::vector<Neighbor>>();
     }
     if (found.ok()) {
-      // Padded rows: shoal.NO_ID and inf after a row's results.
+      // (n, k), padded with shoal.NO_ID and inf after a row's results; a k
+      // above kMaxPaddedWidth pads only to the longest row (k = 2**32 - 1
+      // would otherwise fill n * 12 * 2**32 bytes with padding).
+      size_t width = options.k;
+      if (width > kMaxPaddedWidth) {
+        width = 0;
+        for (const std::vector<Neighbor>& row : *found) width = std::max(width, row.size());
+      }
+      result_width = width;
       ids.assign(n * width, std::numeric_limits<uint64_t>::max());
       distances.assign(n * width, std::numeric_limits<float>::infinity());
       for (size_t i = 0; i < n; ++i) {
@@ -225,7 +238,7 @@ nb::object SearchBatch(const CollectionRef& c, nb::handle queries, nb::handle k,
   nb::object count_array =
       nb::ndarray<nb::numpy, int64_t, nb::ndim<1>>(owned_counts->data(), {n}, owner).cast();
   return nb::module_::import_("shoal").attr("SearchResults")(
-      NewArray(std::move(ids), n, width), NewArray(std::move(distances), n, width),
+      NewArray(std::move(ids), n, result_width), NewArray(std::move(distances), n, result_width),
       count_array);
 }
 

@@ -121,7 +121,8 @@ void BindDataCalls(nanobind::class_<Owner>& cls, Ref ref) {
            "Returns a SearchResults that unpacks as (ids, distances), both (n, k); row i "
            "belongs to query i. A row with fewer than k results is padded at its end with id "
            "shoal.NO_ID (2**64 - 1) and distance inf; `.counts` ((n,) int64) says how many "
-           "entries of each row are results.");
+           "entries of each row are results. A k above 65536 makes the arrays only as wide as "
+           "the longest row.");
 }
 
 }  // namespace shoal::python

@@ -201,10 +201,10 @@ void BindDb(nb::module_& m) {
            "name"_a, "The collection `name`. Raises NotFoundError (a KeyError) when absent.")
       .def("drop_collection",
            [](PyDB& self, std::string name) {
+             // The DB's own calls keep addressing "default" (dropped, they raise
+             // NotFoundError): resetting it here could free it under a call that
+             // runs without the GIL.
              ThrowIfError(Run(self, [&](DB& d) { return d.DropCollection(name); }));
-             if (self.default_collection && self.default_collection->name == name) {
-               self.default_collection.reset();
-             }
            },
            "name"_a, "Removes a collection and all of its data.")
       .def("list_collections",

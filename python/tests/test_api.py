@@ -54,6 +54,25 @@ def test_a_huge_k_answers_what_exists(db_path, rng):
         assert sorted(ids) == list(range(20))
 
 
+def test_a_batch_with_a_huge_k_is_as_wide_as_its_longest_row(db_path, rng):
+    with shoal.open(db_path, dim=4) as db:
+        db.put_batch(np.arange(20), rng.random((20, 4), dtype=np.float32))
+        result = db.search_batch(rng.random((3, 4), dtype=np.float32), k=2**32 - 1)
+        assert result.ids.shape == (3, 20) and list(result.counts) == [20, 20, 20]
+        ids, _ = db.search_batch(rng.random((3, 4), dtype=np.float32), k=65536)
+        assert ids.shape == (3, 65536) and np.all(ids[:, 20:] == shoal.NO_ID)
+
+
+def test_the_dbs_own_calls_after_default_is_dropped_raise_not_found(db_path):
+    with shoal.open(db_path, dim=4) as db:
+        db.put(1, np.ones(4))
+        db.drop_collection("default")
+        with pytest.raises(shoal.NotFoundError):
+            db.put(2, np.ones(4))
+        with pytest.raises(shoal.NotFoundError):
+            db.search(np.ones(4))
+
+
 def test_delete_and_overwrite_are_seen_by_get_and_search(db_path, rng):
     with shoal.open(db_path, dim=8) as db:
         x = rng.random((100, 8), dtype=np.float32)
