@@ -217,6 +217,13 @@ class FileSystem {
 
   virtual absl::Status Rename(const std::string& from, const std::string& to) = 0;
   virtual absl::Status RemoveFile(const std::string& path) = 0;
+  // Makes `to` a second name (hard link) of the existing file `from`. Checkpoints
+  // link immutable files this way instead of copying them. An error when the
+  // two are on different file systems (errno EXDEV) or the file system has no
+  // links; UnimplementedError by default: callers then copy the file.
+  virtual absl::Status LinkFile(const std::string& from, const std::string& to) {
+    return absl::UnimplementedError("no hard links on this file system");
+  }
   // Removes a directory and everything below it. OK when it does not exist.
   virtual absl::Status RemoveDirRecursive(const std::string& path) = 0;
   // Creates a directory (and missing parents). OK when it exists.

@@ -466,6 +466,10 @@ class PosixFileSystem final : public FileSystem {
     if (unlink(path.c_str()) != 0) return ErrnoStatus(errno, "unlink", path);
     return absl::OkStatus();
   }
+  absl::Status LinkFile(const std::string& from, const std::string& to) override {
+    if (link(from.c_str(), to.c_str()) != 0) return ErrnoStatus(errno, "link", from);
+    return absl::OkStatus();
+  }
   absl::Status RemoveDirRecursive(const std::string& path) override {
     std::error_code ec;
     std::filesystem::remove_all(path, ec);
