@@ -185,6 +185,7 @@ Collection::Context DBImpl::MakeContext(uint64_t incarnation) {
   context.flusher = flusher_.get();
   context.compactor = compactor_.get();
   context.manifest = this;
+  context.file_deleter = &file_deleter_;
   context.memory_budget = memory_budget_;
   context.db_options = options_;
   return context;

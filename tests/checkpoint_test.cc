@@ -1,0 +1,269 @@
+// Copyright 2026 The shoal Authors.
+//
+// DB::Checkpoint: the copy opens and holds, record by record (DB::Export on
+// both), the source's state at the checkpoint: memtables, segments of a
+// shard's own and shared ones (one graph while small), deletes and
+// overwrites; segments are hard links on the same file system and copies on
+// another; a checkpoint's leftovers are removed and nothing else is; and
+// under concurrent PutBatch, Flush and Compact the copy is the state after
+// some whole prefix of the batches: every batch acknowledged before the call,
+// none begun after it returned, no batch in part.
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "gtest/gtest.h"
+#include "shoal/db.h"
+#include "shoal/options.h"
+#include "shoal/record_iterator.h"
+#include "testutil/temp_dir.h"
+
+namespace shoal::test {
+namespace {
+
+constexpr uint32_t kDim = 8;
+constexpr char kName[] = "docs";
+
+using Model = absl::flat_hash_map<uint64_t, std::vector<float>>;
+
+// id -> vector of every live record of `collection`.
+Model ExportAll(DB& db, const char* collection) {
+  Model out;
+  absl::StatusOr<std::unique_ptr<RecordIterator>> it = db.Export(collection);
+  EXPECT_OK(it);
+  if (!it.ok()) return out;
+  for (; (*it)->Valid(); (*it)->Next()) {
+    EXPECT_TRUE(out.emplace((*it)->record().id, (*it)->record().vector).second)
+        << "id " << (*it)->record().id << " twice";
+  }
+  EXPECT_OK((*it)->status());
+  return out;
+}
+
+// The vector written for `id` by write number `version`: exact in float.
+std::vector<float> VectorOf(uint64_t id, uint64_t version) {
+  std::vector<float> v(kDim);
+  for (uint32_t i = 0; i < kDim; ++i) {
+    v[i] = static_cast<float>((id * 31 + version * 7 + i) % 1000) * 0.5f;
+  }
+  return v;
+}
+
+// (the copy on another file system: tmpfs to disk, fsync policy).
+class CheckpointTest
+    : public ::testing::TestWithParam<std::tuple<TempDir::Storage, FsyncPolicy>> {
+ protected:
+  CheckpointTest() : target_(std::get<0>(GetParam())) {}
+
+  Options DbOptions() const {
+    Options o = DefaultOptions(0);
+    o.fsync = std::get<1>(GetParam());
+    o.compaction.automatic = false;  // merges when the test says
+    return o;
+  }
+  void Open(size_t memtable_bytes = 64 << 20, bool automatic = false) {
+    Options o = DbOptions();
+    o.memtable_bytes = memtable_bytes;
+    o.compaction.automatic = automatic;
+    ASSERT_OK_AND_ASSIGN(db_, DB::Open(o, source_.path()));
+    CollectionOptions co;
+    co.dim = kDim;
+    co.shard_count = 3;
+    ASSERT_OK(db_->CreateCollection(kName, co));
+  }
+  void PutBatch(uint64_t first, uint64_t count, uint64_t version) {
+    std::vector<uint64_t> ids;
+    std::vector<float> rows;
+    for (uint64_t id = first; id < first + count; ++id) {
+      ids.push_back(id);
+      const std::vector<float> v = VectorOf(id, version);
+      rows.insert(rows.end(), v.begin(), v.end());
+    }
+    ASSERT_OK(db_->PutBatch(kName, ids, rows));
+  }
+  std::unique_ptr<DB> OpenCopy() {
+    Options o = DbOptions();
+    o.create_if_missing = false;
+    absl::StatusOr<std::unique_ptr<DB>> copy = DB::Open(o, copy_path());
+    EXPECT_OK(copy);
+    return copy.ok() ? std::move(copy).value() : nullptr;
+  }
+  std::string copy_path() const { return target_.Sub("copy"); }
+
+  TempDir source_;
+  TempDir target_;
+  std::unique_ptr<DB> db_;
+};
+
+TEST_P(CheckpointTest, CopyHoldsMemtablesAndSegments) {
+  Open();
+  PutBatch(1, 300, 0);
+  ASSERT_OK(db_->Flush());
+  ASSERT_OK(db_->Compact());  // small: one graph for the three shards (shared)
+  PutBatch(200, 300, 1);      // overwrites 200..299, adds 300..499
+  for (uint64_t id = 10; id < 60; id += 7) ASSERT_OK(db_->Delete(kName, id));
+  ASSERT_OK(db_->Flush());    // a segment of each shard's own
+  PutBatch(250, 20, 2);       // overwrites in the memtable
+  PutBatch(600, 50, 0);       // new in the memtable
+  for (uint64_t id = 400; id < 420; id += 3) ASSERT_OK(db_->Delete(kName, id));
+
+  const Model before = ExportAll(*db_, kName);
+  ASSERT_EQ(before.size(), 499u + 50 - 8 - 7);
+  std::vector<std::pair<uint64_t, uint64_t>> progress;
+  CheckpointOptions options;
+  options.progress = [&](uint64_t done, uint64_t total) { progress.emplace_back(done, total); };
+  ASSERT_OK(db_->Checkpoint(copy_path(), options));
+  ASSERT_FALSE(progress.empty());
+  EXPECT_EQ(progress.back().first, progress.back().second);
+  EXPECT_GT(progress.back().second, 0u);
+  EXPECT_FALSE(std::filesystem::exists(copy_path() + ".tmp"));
+
+  // Later writes are the source's alone.
+  PutBatch(700, 10, 0);
+  ASSERT_OK(db_->Delete(kName, 1));
+
+  // Segments are links on the same file system, copies on another.
+  const std::vector<std::string> segments = SegmentFiles(copy_path());
+  ASSERT_FALSE(segments.empty());
+  const bool same_fs = std::get<0>(GetParam()) == TempDir::Storage::kMemory;
+  for (const std::string& s : segments) {
+    EXPECT_EQ(std::filesystem::hard_link_count(s) > 1, same_fs) << s;
+  }
+
+  std::unique_ptr<DB> copy = OpenCopy();
+  ASSERT_NE(copy, nullptr);
+  EXPECT_EQ(ExportAll(*copy, kName), before);
+  // The copy is a database of its own: it takes writes and reopens.
+  ASSERT_OK(copy->Put(kName, 9999, VectorOf(9999, 0)));
+  ASSERT_OK(copy->Close());
+  copy = OpenCopy();
+  ASSERT_NE(copy, nullptr);
+  Model want = before;
+  want[9999] = VectorOf(9999, 0);
+  EXPECT_EQ(ExportAll(*copy, kName), want);
+}
+
+TEST_P(CheckpointTest, ExistingDirectoryIsAlreadyExists) {
+  Open();
+  std::filesystem::create_directories(copy_path());
+  EXPECT_STATUS_CODE(db_->Checkpoint(copy_path()), absl::StatusCode::kAlreadyExists);
+  // Someone's directory that merely ends in .tmp is not removed either.
+  std::filesystem::remove(copy_path());
+  std::filesystem::create_directories(copy_path() + ".tmp");
+  EXPECT_STATUS_CODE(db_->Checkpoint(copy_path()), absl::StatusCode::kAlreadyExists);
+  EXPECT_TRUE(std::filesystem::exists(copy_path() + ".tmp"));
+}
+
+TEST_P(CheckpointTest, LeftoversOfACheckpointAreRemoved) {
+  Open();
+  PutBatch(1, 50, 0);
+  // What a crash leaves: a marked staging directory, or the renamed
+  // directory before its MANIFEST.
+  for (const std::string& leftover : {copy_path() + ".tmp", copy_path()}) {
+    std::filesystem::create_directories(leftover + "/docs/shard-0");
+    { std::ofstream(leftover + "/.checkpoint-staging"); }
+  }
+  ASSERT_OK(db_->Checkpoint(copy_path()));
+  std::unique_ptr<DB> copy = OpenCopy();
+  ASSERT_NE(copy, nullptr);
+  EXPECT_EQ(ExportAll(*copy, kName).size(), 50u);
+}
+
+// Writers, flushes and merges run during the checkpoint. Batch b puts K new
+// ids [b K, (b+1) K) and overwrites the first K/2 ids of batch b/2, all as
+// version b, across every shard: the copy must equal the state after
+// batches 0..c for one c, with every batch acknowledged before the call in
+// it and none begun after the call returned.
+TEST_P(CheckpointTest, ConcurrentWritersFlushesAndMerges) {
+  Open(/*memtable_bytes=*/64 << 10, /*automatic=*/true);
+  constexpr uint64_t K = 64;
+  std::atomic<uint64_t> acknowledged{0};  // batches 0..acknowledged-1 returned OK
+  std::atomic<uint64_t> begun{0};         // batches 0..begun-1 were begun
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    for (uint64_t b = 0; !stop.load(); ++b) {
+      std::vector<uint64_t> ids;
+      std::vector<float> rows;
+      auto add = [&](uint64_t id) {
+        ids.push_back(id);
+        const std::vector<float> v = VectorOf(id, b);
+        rows.insert(rows.end(), v.begin(), v.end());
+      };
+      for (uint64_t id = b * K; id < (b + 1) * K; ++id) add(id);
+      if (b > 0) {
+        for (uint64_t id = (b / 2) * K; id < (b / 2) * K + K / 2; ++id) add(id);
+      }
+      begun.store(b + 1);
+      ASSERT_OK(db_->PutBatch(kName, ids, rows));
+      acknowledged.store(b + 1);
+    }
+  });
+  std::thread flusher([&] {
+    while (!stop.load()) {
+      ASSERT_OK(db_->Flush());
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  });
+  std::thread compactor([&] {
+    while (!stop.load()) {
+      ASSERT_OK(db_->Compact());
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  while (acknowledged.load() < 200) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const uint64_t acknowledged_before = acknowledged.load();
+  const absl::Status s = db_->Checkpoint(copy_path());
+  const uint64_t begun_after = begun.load();
+  // Some more writing after the checkpoint, then stop.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  stop.store(true);
+  writer.join();
+  flusher.join();
+  compactor.join();
+  ASSERT_OK(s);
+
+  std::unique_ptr<DB> copy = OpenCopy();
+  ASSERT_NE(copy, nullptr);
+  const Model got = ExportAll(*copy, kName);
+  // c: the newest batch in the copy (its new ids).
+  uint64_t batches = 0;
+  while (got.contains(batches * K)) ++batches;
+  EXPECT_GE(batches, acknowledged_before);
+  EXPECT_LE(batches, begun_after);
+  Model want;
+  for (uint64_t b = 0; b < batches; ++b) {
+    for (uint64_t id = b * K; id < (b + 1) * K; ++id) want[id] = VectorOf(id, b);
+    if (b > 0) {
+      for (uint64_t id = (b / 2) * K; id < (b / 2) * K + K / 2; ++id) want[id] = VectorOf(id, b);
+    }
+  }
+  EXPECT_EQ(got.size(), want.size());
+  size_t wrong = 0;
+  for (const auto& [id, v] : want) {
+    auto it = got.find(id);
+    if (it == got.end() || it->second != v) ++wrong;
+  }
+  EXPECT_EQ(wrong, 0u) << "of " << want.size() << " records, " << batches << " batches";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, CheckpointTest,
+    ::testing::Combine(::testing::Values(TempDir::Storage::kMemory, TempDir::Storage::kDisk),
+                       ::testing::Values(FsyncPolicy::kNever, FsyncPolicy::kAlways)),
+    [](const auto& info) {
+      return std::string(std::get<0>(info.param) == TempDir::Storage::kMemory ? "SameFs"
+                                                                              : "ToDisk") +
+             (std::get<1>(info.param) == FsyncPolicy::kAlways ? "Always" : "Never");
+    });
+
+}  // namespace
+}  // namespace shoal::test
