@@ -5,6 +5,7 @@
 //   shoal load DIR FILE [--bulk] [--batch N] [--first_id N] [--collection NAME]
 //   shoal search DIR --query FILE [-k 10] [--list_size L] [--collection NAME]
 //   shoal export DIR --collection NAME --to FILE.npy|FILE.fbin
+//   shoal checkpoint DIR TO
 //   shoal stats DIR
 //   shoal verify DIR
 //   shoal dump-wal FILE
@@ -77,6 +78,8 @@ const char* kUsageText =
     "  export DIR --to FILE [--collection NAME]\n"
     "             every live record's vector to FILE (.npy or .fbin), ids beside it\n"
     "             (FILE.ids.npy: uint64 (n, 1); FILE.ids.u64bin: uint32 n, uint32 1, n uint64)\n"
+    "  checkpoint DIR TO  a consistent copy of the database at TO (which must not exist):\n"
+    "             segments hard-linked on the same file system, copied otherwise\n"
     "  stats DIR          collections, shards, segments, memtable and log bytes, deletes\n"
     "  verify DIR         checks every checksum; exit 3 when something is damaged\n"
     "  dump-wal FILE      prints the records of one write-ahead log file\n";
@@ -326,6 +329,39 @@ int Export(const std::vector<char*>& args) {
   return kOk;
 }
 
+// Makes TO a copy of the database DIR at one moment (DB::Checkpoint), with
+// a progress line on stderr at most every 200 ms. The database is opened
+// here, so no other process may hold it (reader processes: issue 46).
+int Checkpoint(const std::vector<char*>& args) {
+  if (args.size() != 3) return kUsage;
+  auto db = OpenExisting(args[1]);
+  if (!db.ok()) return Fail(db.status(), "checkpoint");
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
+  Clock::time_point shown = start;
+  uint64_t shown_done = UINT64_MAX;
+  shoal::CheckpointOptions co;
+  co.progress = [&](uint64_t done, uint64_t total) {
+    const Clock::time_point now = Clock::now();
+    if (done == shown_done || (done < total && now - shown < std::chrono::milliseconds(200))) {
+      return;
+    }
+    shown = now;
+    shown_done = done;
+    fmt::print(stderr, "\rcheckpoint: {:.1f} of {:.1f} MiB ({:.0f}%)", done / 1048576.0,
+               total / 1048576.0,
+               total == 0 ? 100.0 : 100.0 * static_cast<double>(done) / total);
+  };
+  absl::Status s = (*db)->Checkpoint(args[2], co);
+  fmt::print(stderr, "\n");
+  if (!s.ok()) return Fail(s, "checkpoint");
+  s = (*db)->Close();
+  if (!s.ok()) return Fail(s, "checkpoint");
+  fmt::print("checkpoint of {} at {} in {:.2f} s\n", args[1], args[2],
+             std::chrono::duration<double>(Clock::now() - start).count());
+  return kOk;
+}
+
 int Stats(const std::vector<char*>& args) {
   if (args.size() != 2) return kUsage;
   auto db = OpenExisting(args[1]);
@@ -484,6 +520,7 @@ int main(int argc, char** argv) {
       {"load", Load, "shoal load DIR FILE [--bulk] [--batch N] [--first_id N] [--max_rows N] [--labels FILE] [--collection NAME]"},
       {"search", Search, "shoal search DIR --query FILE [-k 10] [--list_size 100] [--collection NAME]"},
       {"export", Export, "shoal export DIR --to FILE.npy|FILE.fbin [--collection NAME]"},
+      {"checkpoint", Checkpoint, "shoal checkpoint DIR TO"},
       {"stats", Stats, "shoal stats DIR"},
       {"verify", Verify, "shoal verify DIR   (exit 0: intact, 3: damage found)"},
       {"dump-wal", DumpWal, "shoal dump-wal FILE"},
