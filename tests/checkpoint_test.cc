@@ -25,6 +25,7 @@
 #include "shoal/db.h"
 #include "shoal/options.h"
 #include "shoal/record_iterator.h"
+#include "testutil/fault_injection_fs.h"
 #include "testutil/temp_dir.h"
 
 namespace shoal::test {
@@ -253,6 +254,117 @@ TEST_P(CheckpointTest, ConcurrentWritersFlushesAndMerges) {
     if (it == got.end() || it->second != v) ++wrong;
   }
   EXPECT_EQ(wrong, 0u) << "of " << want.size() << " records, " << batches << " batches";
+}
+
+// The source on a file system that fails or loses power at the n-th
+// operation of the checkpoint, for every n: a checkpoint that fails leaves
+// nothing at the copy's path; after a power cut the copy either opens with
+// the whole state or does not open as a database.
+class CheckpointFaultTest : public ::testing::Test {
+ protected:
+  // A fresh source with a segment and a memtable; *state: its records.
+  void OpenSource(Model* state) {
+    db_.reset();
+    std::filesystem::remove_all(source_path());
+    fs_ = std::make_unique<FaultInjectionFileSystem>();
+    Options o = DefaultOptions(0);
+    o.compaction.automatic = false;
+    ASSERT_OK_AND_ASSIGN(db_, OpenOnFileSystem(o, source_path(), fs_.get()));
+    CollectionOptions co;
+    co.dim = kDim;
+    co.shard_count = 2;
+    ASSERT_OK(db_->CreateCollection(kName, co));
+    for (uint64_t version = 0; version < 2; ++version) {
+      std::vector<uint64_t> ids;
+      std::vector<float> rows;
+      for (uint64_t id = 100 * version; id < 100 * version + 150; ++id) {
+        ids.push_back(id);
+        const std::vector<float> v = VectorOf(id, version);
+        rows.insert(rows.end(), v.begin(), v.end());
+      }
+      ASSERT_OK(db_->PutBatch(kName, ids, rows));
+      if (version == 0) ASSERT_OK(db_->Flush());
+    }
+    *state = ExportAll(*db_, kName);
+    ASSERT_EQ(state->size(), 250u);
+  }
+  // Whether the copy's path holds a database, and if so that it is `want`.
+  void ExpectCopyIsWholeOrNone(const Model& want, const std::string& where) {
+    EXPECT_FALSE(std::filesystem::exists(copy_path() + ".tmp") &&
+                 std::filesystem::exists(copy_path() + ".tmp/MANIFEST"))
+        << where;
+    if (!std::filesystem::exists(copy_path() + "/MANIFEST")) {
+      Options o = DefaultOptions(0);
+      o.create_if_missing = false;
+      EXPECT_FALSE(DB::Open(o, copy_path()).ok()) << where;
+      return;
+    }
+    Options o = DefaultOptions(0);
+    o.create_if_missing = false;
+    absl::StatusOr<std::unique_ptr<DB>> copy = DB::Open(o, copy_path());
+    ASSERT_OK(copy) << where;
+    EXPECT_EQ(ExportAll(**copy, kName), want) << where;
+  }
+  void RemoveCopy() {
+    std::filesystem::remove_all(copy_path());
+    std::filesystem::remove_all(copy_path() + ".tmp");
+  }
+  std::string source_path() const { return dir_.Sub("db"); }
+  std::string copy_path() const { return dir_.Sub("copy"); }
+
+  TempDir dir_;
+  std::unique_ptr<FaultInjectionFileSystem> fs_;
+  std::unique_ptr<DB> db_;
+};
+
+TEST_F(CheckpointFaultTest, AnErrorAtAnyStepLeavesNothing) {
+  Model state;
+  OpenSource(&state);
+  for (uint64_t n = 1;; ++n) {
+    const std::string where = "fault at operation " + std::to_string(n);
+    const uint64_t injected = fs_->faults_injected();
+    fs_->FailNth(FsOp::kAny, n);
+    const absl::Status s = db_->Checkpoint(copy_path());
+    fs_->ClearFaults();
+    if (fs_->faults_injected() == injected) {  // past the last operation
+      ASSERT_OK(s) << where;
+      ExpectCopyIsWholeOrNone(state, where);
+      EXPECT_TRUE(std::filesystem::exists(copy_path() + "/MANIFEST"));
+      EXPECT_GT(n, 20u);
+      break;
+    }
+    if (s.ok()) {
+      // A best-effort step after MANIFEST (the marker's removal) failed.
+      ExpectCopyIsWholeOrNone(state, where);
+    } else {
+      EXPECT_FALSE(std::filesystem::exists(copy_path())) << where << ": " << s;
+      EXPECT_FALSE(std::filesystem::exists(copy_path() + ".tmp")) << where << ": " << s;
+    }
+    RemoveCopy();
+    // The source is unharmed.
+    ASSERT_EQ(ExportAll(*db_, kName), state) << where;
+  }
+}
+
+TEST_F(CheckpointFaultTest, APowerCutAtAnyStepLeavesTheWholeCopyOrNone) {
+  for (uint64_t n = 1;; ++n) {
+    const std::string where = "power cut at operation " + std::to_string(n);
+    Model state;
+    OpenSource(&state);
+    if (HasFatalFailure()) return;
+    fs_->PowerOffAtNth(FsOp::kAny, n);
+    (void)db_->Checkpoint(copy_path());
+    fs_->ClearFaults();
+    const bool cut = fs_->powered_off();
+    db_.reset();
+    if (cut) ASSERT_OK(fs_->DropUnsyncedData()) << where;
+    ExpectCopyIsWholeOrNone(state, where);
+    RemoveCopy();
+    if (!cut) {
+      EXPECT_GT(n, 20u);
+      break;
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
