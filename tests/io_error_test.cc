@@ -595,6 +595,28 @@ std::vector<IoCase> Cases() {
     };
   }
   {
+    // A checkpoint (issue 46) writes nothing of the source's: a fault in it
+    // must leave the source's acknowledged writes and files as they were
+    // (checkpoint_test checks the copy's side). kAlways, so the power may go
+    // off at each step too.
+    IoCase& c = add_merge("Checkpoint");
+    c.setup = [](DB& db, Tracker* t) {
+      PutRange(db, t, "default", 0, 20);
+      absl::Status s = db.Flush();
+      if (absl::IsUnimplemented(s)) return;
+      ASSERT_OK(s);
+      PutRange(db, t, "default", 10, 30);  // in the memtable
+      ASSERT_OK(t->Delete(db, "default", 2));
+    };
+    c.call = [](DB& db, Tracker* t) {
+      static TempDir* const target = new TempDir();  // for the whole run
+      const std::string copy = target->Sub("copy");
+      std::filesystem::remove_all(copy);
+      std::filesystem::remove_all(copy + ".tmp");
+      return t->NoEffect(db.Checkpoint(copy));
+    };
+  }
+  {
     IoCase& c = add("Compact");
     c.compaction.automatic = false;  // the flushes below stay segments for Compact
     c.setup = [](DB& db, Tracker* t) {
