@@ -235,8 +235,9 @@ class DB {
   [[nodiscard]] virtual absl::Status Flush() = 0;
   // Merges segments, dropping deleted and overwritten vectors. Every
   // collection, as Flush.
-  // `progress`, when set, is called on this thread after each shard is
-  // compacted: (shards done, shards of all collections).
+  // `progress`, when set, is called on this thread with (shards done,
+  // shards of all collections): after each shard is compacted, and for a
+  // collection whose shards share one graph, once when that graph is.
   [[nodiscard]] virtual absl::Status Compact(const ProgressFn& progress) = 0;
   [[nodiscard]] absl::Status Compact() { return Compact(ProgressFn()); }
   // Returns once no flush or background compaction is queued or running in

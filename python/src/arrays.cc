@@ -133,23 +133,32 @@ IdArray ToIds(nb::handle h, const std::string& what) {
   return CastOrThrow<IdArray>(array, what);
 }
 
+namespace {
+
+// `h` as a C-contiguous float32 array of `ndim` dimensions (`shape` says
+// which, for the error): converted once from any integer or floating dtype.
+nb::object AsFloat32(nb::handle h, size_t ndim, const std::string& shape,
+                     const std::string& what) {
+  nb::module_ np = Numpy();
+  nb::object array = np.attr("asarray")(h);
+  const char kind = Kind(array);
+  if (kind != 'f' && kind != 'i' && kind != 'u') {
+    throw nb::type_error(
+        absl::StrCat(what, " must be numbers, got dtype ", Str(array.attr("dtype"))).c_str());
+  }
+  if (nb::cast<size_t>(array.attr("ndim")) != ndim) {
+    ThrowInvalid(absl::StrCat(what, " must be ", ndim == 1 ? "one" : "two", "-dimensional ",
+                              shape, ", got shape ", Shape(array)));
+  }
+  return np.attr("ascontiguousarray")(array, "dtype"_a = np.attr("float32"));
+}
+
+}  // namespace
+
 RowArray ToRows(nb::handle h, size_t dim, const std::string& what) {
   RowArray rows;
   if (!nb::try_cast(h, rows, /*convert=*/false)) {
-    nb::module_ np = Numpy();
-    nb::object array = np.attr("asarray")(h);
-    const char kind = Kind(array);
-    if (kind != 'f' && kind != 'i' && kind != 'u') {
-      throw nb::type_error(absl::StrCat(what, " must be numbers, got dtype ",
-                                        Str(array.attr("dtype")))
-                               .c_str());
-    }
-    if (nb::cast<size_t>(array.attr("ndim")) != 2) {
-      ThrowInvalid(absl::StrCat(what, " must be two-dimensional (n, ", dim, "), got shape ",
-                                Shape(array)));
-    }
-    array = np.attr("ascontiguousarray")(array, "dtype"_a = np.attr("float32"));
-    rows = CastOrThrow<RowArray>(array, what);
+    rows = CastOrThrow<RowArray>(AsFloat32(h, 2, absl::StrCat("(n, ", dim, ")"), what), what);
   }
   if (dim != 0 && rows.shape(1) != dim) {
     ThrowInvalid(absl::StrCat(what, " must have shape (n, ", dim, "), got (", rows.shape(0),
@@ -161,20 +170,8 @@ RowArray ToRows(nb::handle h, size_t dim, const std::string& what) {
 VectorArray ToVector(nb::handle h, size_t dim, const std::string& what) {
   VectorArray vector;
   if (!nb::try_cast(h, vector, /*convert=*/false)) {
-    nb::module_ np = Numpy();
-    nb::object array = np.attr("asarray")(h);
-    const char kind = Kind(array);
-    if (kind != 'f' && kind != 'i' && kind != 'u') {
-      throw nb::type_error(absl::StrCat(what, " must be numbers, got dtype ",
-                                        Str(array.attr("dtype")))
-                               .c_str());
-    }
-    if (nb::cast<size_t>(array.attr("ndim")) != 1) {
-      ThrowInvalid(absl::StrCat(what, " must be one-dimensional (", dim, ",), got shape ",
-                                Shape(array)));
-    }
-    array = np.attr("ascontiguousarray")(array, "dtype"_a = np.attr("float32"));
-    vector = CastOrThrow<VectorArray>(array, what);
+    vector =
+        CastOrThrow<VectorArray>(AsFloat32(h, 1, absl::StrCat("(", dim, ",)"), what), what);
   }
   if (dim != 0 && vector.shape(0) != dim) {
     ThrowInvalid(absl::StrCat(what, " must have shape (", dim, ",), got (", vector.shape(0),

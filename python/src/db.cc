@@ -223,7 +223,7 @@ void BindDb(nb::module_& m) {
            "Merges every collection's segments, dropping deleted and overwritten vectors.\n"
            "progress: None, True (a progress line on stderr) or a callable progress(done, "
            "total), called after each shard is compacted (total: the shards of all "
-           "collections).")
+           "collections; a collection whose shards share one graph reports them at once).")
       .def("wait_for_compact",
            [](PyDB& self) { ThrowIfError(Run(self, [](DB& d) { return d.WaitForCompact(); })); },
            "Returns once no flush or background merge is queued or running.")
