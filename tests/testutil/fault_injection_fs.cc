@@ -650,6 +650,17 @@ absl::Status FaultInjectionFileSystem::Rename(const std::string& from, const std
   return absl::OkStatus();
 }
 
+absl::Status FaultInjectionFileSystem::LinkFile(const std::string& from,
+                                                const std::string& to) {
+  const std::string f = Norm(from), t = Norm(to);
+  if (absl::Status s = Check(FsOp::kRename, f); !s.ok()) return s;
+  MutexLock lock(&mu_);
+  absl::Status s = base_->LinkFile(f, t);
+  if (!s.ok()) return s;
+  dir_ops_.push_back(DirOp{DirOp::kCreateFile, {Parent(t)}, t});
+  return absl::OkStatus();
+}
+
 absl::Status FaultInjectionFileSystem::RemoveFile(const std::string& path) {
   const std::string p = Norm(path);
   if (absl::Status s = Check(FsOp::kRemove, p); !s.ok()) return s;
