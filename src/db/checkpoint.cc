@@ -51,11 +51,17 @@ std::string ParentDir(const std::string& path) {
 }
 
 // Removes `dir` when it is a checkpoint's leftover (it holds the marker and
-// no MANIFEST); AlreadyExists when it is anything else.
-absl::Status RemoveLeftover(FileSystem* fs, const std::string& dir) {
+// no MANIFEST; or, with `empty_is_leftover`, nothing: a crash between the
+// staging directory's creation and its marker); AlreadyExists when it is
+// anything else.
+absl::Status RemoveLeftover(FileSystem* fs, const std::string& dir, bool empty_is_leftover) {
   if (!fs->Exists(dir)) return absl::OkStatus();
   if (fs->Exists(JoinPath(dir, kCheckpointMarker)) && !fs->Exists(JoinPath(dir, kManifestFile))) {
     return fs->RemoveDirRecursive(dir);
+  }
+  if (empty_is_leftover) {
+    absl::StatusOr<std::vector<std::string>> names = fs->ListDir(dir);
+    if (names.ok() && names->empty()) return fs->RemoveDirRecursive(dir);
   }
   return absl::AlreadyExistsError(absl::StrCat("checkpoint: ", dir, " exists"));
 }
@@ -98,8 +104,8 @@ absl::Status DBImpl::Checkpoint(const std::string& dir, const CheckpointOptions&
   const std::string parent = ParentDir(dir);
 
   // 1. The staging directory, marked as a checkpoint's from the start.
-  SHOAL_RETURN_IF_ERROR(RemoveLeftover(fs_, dir));
-  SHOAL_RETURN_IF_ERROR(RemoveLeftover(fs_, staging));
+  SHOAL_RETURN_IF_ERROR(RemoveLeftover(fs_, dir, /*empty_is_leftover=*/false));
+  SHOAL_RETURN_IF_ERROR(RemoveLeftover(fs_, staging, /*empty_is_leftover=*/true));
   SHOAL_RETURN_IF_ERROR(fs_->CreateDir(staging));
   bool renamed = false;
   absl::Cleanup remove_on_error = [&] {
