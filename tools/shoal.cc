@@ -15,6 +15,8 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -266,6 +268,31 @@ int Search(const std::vector<char*>& args) {
   return kOk;
 }
 
+double Percent(uint64_t done, uint64_t total) {
+  return total == 0 ? 100.0 : 100.0 * static_cast<double>(done) / static_cast<double>(total);
+}
+
+// A ProgressFn that shows `show`'s line at most every 200 ms, and always
+// the last one (done == total); a repeat of the same count is skipped.
+shoal::ProgressFn ProgressLine(std::function<void(uint64_t done, uint64_t total)> show) {
+  using Clock = std::chrono::steady_clock;
+  struct State {
+    Clock::time_point shown = Clock::now();
+    uint64_t shown_done = UINT64_MAX;
+  };
+  auto state = std::make_shared<State>();
+  return [state, show = std::move(show)](uint64_t done, uint64_t total) {
+    const Clock::time_point now = Clock::now();
+    if (done == state->shown_done ||
+        (done < total && now - state->shown < std::chrono::milliseconds(200))) {
+      return;
+    }
+    state->shown = now;
+    state->shown_done = done;
+    show(done, total);
+  };
+}
+
 // Writes every live record of a collection, at the moment the export
 // starts, to FILE (vectors) and the ids file beside it, each atomically
 // (dataset/row_file_writer.h); the ids file is renamed into place first.
@@ -288,20 +315,11 @@ int Export(const std::vector<char*>& args) {
   if (!options.ok()) return Fail(options.status(), "export");
   using Clock = std::chrono::steady_clock;
   const Clock::time_point start = Clock::now();
-  Clock::time_point shown = start;
-  uint64_t shown_done = UINT64_MAX;
   shoal::ExportOptions eo;
   eo.parts = shoal::kVectorPart;
-  eo.progress = [&](uint64_t done, uint64_t total) {
-    const Clock::time_point now = Clock::now();
-    if (done == shown_done || (done < total && now - shown < std::chrono::milliseconds(200))) {
-      return;
-    }
-    shown = now;
-    shown_done = done;
-    fmt::print(stderr, "\rexport: {} of {} entries ({:.0f}%)", done, total,
-               total == 0 ? 100.0 : 100.0 * static_cast<double>(done) / total);
-  };
+  eo.progress = ProgressLine([](uint64_t done, uint64_t total) {
+    fmt::print(stderr, "\rexport: {} of {} entries ({:.0f}%)", done, total, Percent(done, total));
+  });
   auto it = (*db)->Export(name, eo);
   if (!it.ok()) return Fail(it.status(), "export");
   const auto header = npy ? shoal::RowFileWriter::Header::kNpy : shoal::RowFileWriter::Header::kBin;
@@ -338,20 +356,11 @@ int Checkpoint(const std::vector<char*>& args) {
   if (!db.ok()) return Fail(db.status(), "checkpoint");
   using Clock = std::chrono::steady_clock;
   const Clock::time_point start = Clock::now();
-  Clock::time_point shown = start;
-  uint64_t shown_done = UINT64_MAX;
   shoal::CheckpointOptions co;
-  co.progress = [&](uint64_t done, uint64_t total) {
-    const Clock::time_point now = Clock::now();
-    if (done == shown_done || (done < total && now - shown < std::chrono::milliseconds(200))) {
-      return;
-    }
-    shown = now;
-    shown_done = done;
+  co.progress = ProgressLine([](uint64_t done, uint64_t total) {
     fmt::print(stderr, "\rcheckpoint: {:.1f} of {:.1f} MiB ({:.0f}%)", done / 1048576.0,
-               total / 1048576.0,
-               total == 0 ? 100.0 : 100.0 * static_cast<double>(done) / total);
-  };
+               total / 1048576.0, Percent(done, total));
+  });
   absl::Status s = (*db)->Checkpoint(args[2], co);
   fmt::print(stderr, "\n");
   if (!s.ok()) return Fail(s, "checkpoint");
