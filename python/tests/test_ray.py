@@ -186,6 +186,17 @@ def test_reopened_collection_keeps_its_records_and_its_part_count(cluster, coll_
             coll.get(int(ids[9]))
 
 
+def test_a_part_that_cannot_open_fails_serve_and_frees_its_cpus(cluster, coll_path):
+    sray._layout.write_parts(coll_path, 2)
+    with open(sray._layout.part_dir(coll_path, 1), "w") as f:
+        f.write("a file where part 1's directory belongs")
+    with pytest.raises(ray.exceptions.RayActorError, match="Not a directory"):
+        serve(coll_path, num_cpus=1)
+    os.remove(sray._layout.part_dir(coll_path, 1))
+    with serve(coll_path, num_cpus=1) as coll:  # both CPUs of the cluster again
+        assert coll.stats()["live_vectors"] == 0
+
+
 class Writer(threading.Thread):
     """put_batch()es 50 records at a time until stopped; `acked` counts the
     batches whose call returned."""
