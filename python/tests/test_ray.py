@@ -49,6 +49,29 @@ def data(n, seed=3):
             rng.choice(10**12, size=n, replace=False).astype(np.uint64))
 
 
+def test_merge_orders_ties_by_id_and_pads_as_one_database_pads():
+    from shoal.ray._merge import merge_batch, merge_one
+    inf, no = np.inf, shoal.NO_ID
+    a = (np.array([[5, 9, no]], np.uint64), np.array([[0.5, 1.0, inf]], np.float32),
+         np.array([2]))
+    b = (np.array([[2, 7, no]], np.uint64), np.array([[1.0, 1.0, inf]], np.float32),
+         np.array([2]))
+    r = merge_batch([a, b], 1, 3)
+    assert r.ids.tolist() == [[5, 2, 7]] and r.counts.tolist() == [3]
+    r = merge_batch([(x[0][:, :1], x[1][:, :1], np.array([1])) for x in (a, b)], 1, 1)
+    assert r.ids.tolist() == [[5]]
+    short = merge_batch([(a[0], a[1], np.array([2])), (np.full((1, 3), no, np.uint64),
+                         np.full((1, 3), inf, np.float32), np.array([0]))], 1, 3)
+    assert short.ids.tolist() == [[5, 9, no]] and short.counts.tolist() == [2]
+    # k above 65536: rows as wide as the longest merged row, not k.
+    wide = merge_batch([(a[0][:, :2], a[1][:, :2], np.array([2])),
+                        (b[0][:, :2], b[1][:, :2], np.array([2]))], 1, 100000)
+    assert wide.ids.shape == (1, 4) and wide.counts.tolist() == [4]
+    ids, d = merge_one([(np.array([9, 4], np.uint64), np.array([1.0, 2.0], np.float32)),
+                        (np.array([3], np.uint64), np.array([1.0], np.float32))], 2)
+    assert ids.tolist() == [3, 9] and d.tolist() == [1.0, 1.0]
+
+
 def test_search_batch_over_two_parts_is_the_exact_top_k(cluster, coll_path, db_path):
     x, ids = data(3000)
     q = np.random.default_rng(4).random((50, DIM), dtype=np.float32)
