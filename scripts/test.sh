@@ -70,7 +70,8 @@ fi
 
 # The Python package: built by pip in a fresh virtual environment (as a user
 # would: `pip install .`), then its tests (python/tests: the API, bad input,
-# threads, a writer killed with SIGKILL, the LangChain store's standard suite).
+# threads, a writer killed with SIGKILL, the LangChain store's standard suite,
+# shoal.ray on a local Ray cluster: Ray adds ~15 s to the install, ~20 s to the run).
 python_env=build-venv
 rm -rf "$python_env"
 /usr/bin/python3 -m venv "$python_env"

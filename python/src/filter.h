@@ -4,7 +4,9 @@
 // made by shoal.any_label(...), shoal.range(...) and the rest, combined with
 // & and |. The id predicate is an allow-list of ids held in C++: a Python
 // callable asked per id would take the GIL inside every search (the trap
-// hnswlib's filter falls into), so there is none.
+// hnswlib's filter falls into), so there is none. A Filter pickles (its
+// tree, an allow-list as its ids), so it crosses to other processes: Ray
+// actors, multiprocessing.
 
 #ifndef SHOAL_PYTHON_SRC_FILTER_H_
 #define SHOAL_PYTHON_SRC_FILTER_H_

@@ -1,0 +1,33 @@
+"""shoal on Ray (the optional extra ``shoal[ray]``): a collection served by
+N actors.
+
+    import numpy as np, ray, shoal.ray
+
+    ray.init()
+    coll = shoal.ray.serve("/data/coll", 2, dim=128, metric="cosine")
+    coll.put_batch(np.arange(1000), np.random.rand(1000, 128).astype(np.float32))
+    ids, distances = coll.search_batch(np.random.rand(5, 128).astype(np.float32), k=10)
+    coll.close()
+
+Each actor owns one part: a shoal database directory holding the records
+whose id hashes to it (splitmix64(id) % N), durable in that part's logs.
+Searches go to every part and their top-k are merged exactly. An actor
+whose process dies is restarted by Ray and reopens its directory, losing
+nothing it acknowledged.
+
+Modules, one job each: ``_routing`` (id -> part, splitting a batch),
+``_merge`` (the exact top-k merge), ``_layout`` (the directory and its
+layout file), ``_part`` (the actor), ``_served`` (serve and
+ShardedCollection). A distributed build (segments built in Ray tasks, then
+ingested) belongs beside them as its own module.
+"""
+
+try:
+    import ray as _ray  # noqa: F401
+except ImportError as e:  # pragma: no cover - depends on the environment
+    raise ImportError("shoal.ray needs Ray: pip install 'shoal[ray]'") from e
+
+from ._routing import part_of, splitmix64
+from ._served import ShardedCollection, serve
+
+__all__ = ["ShardedCollection", "part_of", "serve", "splitmix64"]
