@@ -166,24 +166,8 @@ absl::StatusOr<ReadResult> ReadWalFile(
     result.torn_tail = !AllZero(data);
     return result;
   }
-  const char* h = data.data();
-  if (std::memcmp(h, kFileMagic.data(), kFileMagic.size()) != 0 ||
-      DecodeFixed32(h + 28) != static_cast<uint32_t>(Checksum64(h, 28))) {
-    return absl::DataLossError(
-        absl::StrCat("write-ahead log ", path, ": damaged file header at offset 0"));
-  }
-  const uint32_t version = DecodeFixed32(h + 8);
-  if (version < kMinFormatVersion || version > kFormatVersion) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "write-ahead log ", path, ": unsupported format version ", version,
-        " (this build reads ", kMinFormatVersion, " to ", kFormatVersion, ")"));
-  }
+  SHOAL_ASSIGN_OR_RETURN(const uint32_t version, CheckFileHeader(data, path, shard, number));
   result.version = version;
-  if (DecodeFixed32(h + 12) != shard || DecodeFixed64(h + 16) != number) {
-    return absl::DataLossError(absl::StrCat(
-        "write-ahead log ", path, ": header names shard ", DecodeFixed32(h + 12),
-        " file ", DecodeFixed64(h + 16), ", expected shard ", shard, " file ", number));
-  }
 
   size_t off = kFileHeaderSize;
   while (off + kRecordHeaderSize <= data.size()) {
@@ -216,6 +200,47 @@ absl::StatusOr<ReadResult> ReadWalFile(
   }
   result.torn_tail = !AllZero(data.substr(result.valid_end));
   return result;
+}
+
+absl::StatusOr<uint32_t> CheckFileHeader(std::string_view data, const std::string& path,
+                                         uint32_t shard, uint64_t number) {
+  if (data.size() < kFileHeaderSize) {
+    return absl::DataLossError(absl::StrCat("write-ahead log ", path, ": shorter than a header"));
+  }
+  if (AllZero(data.substr(0, kFileHeaderSize))) return 0;
+  const char* h = data.data();
+  if (std::memcmp(h, kFileMagic.data(), kFileMagic.size()) != 0 ||
+      DecodeFixed32(h + 28) != static_cast<uint32_t>(Checksum64(h, 28))) {
+    return absl::DataLossError(
+        absl::StrCat("write-ahead log ", path, ": damaged file header at offset 0"));
+  }
+  const uint32_t version = DecodeFixed32(h + 8);
+  if (version < kMinFormatVersion || version > kFormatVersion) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "write-ahead log ", path, ": unsupported format version ", version,
+        " (this build reads ", kMinFormatVersion, " to ", kFormatVersion, ")"));
+  }
+  if (DecodeFixed32(h + 12) != shard || DecodeFixed64(h + 16) != number) {
+    return absl::DataLossError(absl::StrCat(
+        "write-ahead log ", path, ": header names shard ", DecodeFixed32(h + 12),
+        " file ", DecodeFixed64(h + 16), ", expected shard ", shard, " file ", number));
+  }
+  return version;
+}
+
+absl::StatusOr<bool> ParseShardRecord(std::string_view data, size_t off, uint32_t dim,
+                                      uint32_t version, RecordView* out) {
+  if (ParseRecordAt(data, off, dim, /*commit_log=*/false, version, out) != Parse::kValid) {
+    return false;
+  }
+  if (out->type == RecordType::kPutRecords) {
+    absl::Status s = CheckExtras(*out);
+    if (!s.ok()) {
+      return absl::DataLossError(absl::StrCat("damaged record at offset ", off, ": ",
+                                              s.message()));
+    }
+  }
+  return true;
 }
 
 absl::Status DecodeShardRecord(const RecordView& r, uint32_t dim, uint32_t* shard,

@@ -1,0 +1,171 @@
+// Copyright 2026 The shoal Authors.
+//
+// A reader (Options::read_only): opening a database beside its writer
+// without writing a file, and catching up with what the writer did since
+// (DB::CatchUp). docs/architecture.md, "Reader processes (issue 46)".
+//
+// What a reader relies on, none of it a lock: MANIFEST is replaced by
+// rename (read whole, it is one version or the next, checksummed);
+// segments are immutable once a manifest names them, and stay readable
+// while open after the writer removes them (a mapping or a descriptor
+// outlives the name); a log record is whole once its checksum matches
+// (stored last), and records never move. What it handles by starting
+// again from the manifest: a file the manifest (or the log's order) names
+// that is gone before it is opened.
+
+#include <chrono>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "db/db_impl.h"
+#include "util/start_thread.h"
+#include "util/status_macros.h"
+#include "version/filename.h"
+
+namespace shoal {
+namespace {
+
+// Attempts of one CatchUp before it gives up (UnavailableError), and the
+// pause between two (doubling from 1 ms, at most 16 ms): a writer that
+// flushes or merges keeps each attempt's window a few milliseconds wide.
+constexpr int kCatchUpAttempts = 64;
+constexpr int kMaxPauseMs = 16;
+
+// Whether an attempt failed because the writer changed files under it.
+bool Retryable(const absl::Status& s) {
+  return absl::IsAborted(s) || absl::IsNotFound(s);
+}
+
+// Whether two manifests name the same collections, segments and flushed
+// sequences (the next file number aside: a merge in flight takes numbers).
+bool SameCollections(Manifest a, Manifest b) {
+  a.next_file_number = b.next_file_number = 0;
+  return EncodeManifest(a) == EncodeManifest(b);
+}
+
+}  // namespace
+
+absl::Status DBImpl::ReadOnlyError() const {
+  return absl::FailedPreconditionError(absl::StrCat(
+      "database ", path_,
+      " is open read-only (Options::read_only): changes go through its writer"));
+}
+
+absl::Status DBImpl::OpenReader() {
+  if (!fs_->Exists(path_)) {
+    return absl::NotFoundError(absl::StrCat("database ", path_, " does not exist"));
+  }
+  if (!fs_->Exists(JoinPath(path_, kManifestFile))) {
+    return absl::NotFoundError(
+        absl::StrCat("directory ", path_, " holds no shoal database (no MANIFEST)"));
+  }
+  SHOAL_ASSIGN_OR_RETURN(pool_, ThreadPool::Create(options_.worker_threads));
+  SHOAL_RETURN_IF_ERROR(CatchUp());
+  {
+    MutexLock lock(&mu_);
+    SHOAL_RETURN_IF_ERROR(OpenDefaultCollection());
+  }
+  if (options_.catch_up_interval_ms > 0) {
+    SHOAL_RETURN_IF_ERROR(StartThread(&sync_thread_, [this] { CatchUpLoop(); }));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DBImpl::CatchUp() {
+  if (closed_.load(std::memory_order_acquire)) {
+    return absl::FailedPreconditionError("database is closed");
+  }
+  if (!options_.read_only) return absl::OkStatus();  // a writer is its own present
+  MutexLock lock(&catch_up_mu_);
+  absl::Status last;
+  for (int attempt = 0; attempt < kCatchUpAttempts; ++attempt) {
+    last = CatchUpOnce();
+    if (!Retryable(last)) return last;
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(1 << std::min(attempt, 4),
+                                                                   kMaxPauseMs)));
+  }
+  return absl::UnavailableError(
+      absl::StrCat("catch-up of ", path_, ": the writer changed the files it needed ",
+                   kCatchUpAttempts, " times running; call again (last: ", last.message(), ")"));
+}
+
+absl::StatusOr<Manifest> DBImpl::ReadManifestForReader() const {
+  const std::string manifest_path = JoinPath(path_, kManifestFile);
+  // Replaced by rename: what is read is one whole version. A manifest that
+  // fails its checksum is damage (DataLoss), not a race.
+  SHOAL_ASSIGN_OR_RETURN(std::string bytes, fs_->ReadFile(manifest_path));
+  return DecodeManifest(bytes, manifest_path);
+}
+
+absl::Status DBImpl::CatchUpOnce() {
+  SHOAL_ASSIGN_OR_RETURN(Manifest manifest, ReadManifestForReader());
+  std::map<std::string, std::shared_ptr<Collection>, std::less<>> open;
+  {
+    ReaderMutexLock lock(&mu_);
+    open = collections_;
+  }
+  std::map<std::string, std::shared_ptr<Collection>, std::less<>> now;
+  for (CollectionMeta& meta : manifest.collections) {
+    auto it = open.find(meta.name);
+    if (it != open.end() && it->second->OpenedFrom(meta)) {
+      // Same segments and flushed sequences: only the logs grew. Records
+      // are applied in place (each one whole, in log order).
+      SHOAL_RETURN_IF_ERROR(it->second->FollowLogs());
+      now.emplace(meta.name, it->second);
+      continue;
+    }
+    // New, or flushed or merged since: opened again from this manifest,
+    // keeping the segments open already (also those of an attempt that
+    // failed).
+    if (it != open.end()) {
+      for (auto& [number, segment] : it->second->OpenSegments()) {
+        spare_segments_.emplace(number, std::move(segment));
+      }
+    }
+    meta.incarnation = next_incarnation_++;
+    Collection::Context context = MakeContext(meta.incarnation);
+    context.open_segments = &spare_segments_;
+    SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Collection> c,
+                           Collection::Open(context, JoinPath(path_, meta.name), meta.name,
+                                            meta.options, meta.shards));
+    for (auto& [number, segment] : c->OpenSegments()) {
+      spare_segments_.emplace(number, std::move(segment));
+    }
+    now.emplace(meta.name, std::move(c));
+  }
+  // The logs were listed after the manifest was read, but a flush removes
+  // the log files it replaced after its manifest edit: files the reader
+  // needed may have gone before it listed them, leaving no gap to see when
+  // no record follows yet. The manifest read again shows it: an entry
+  // that changed meanwhile means try again (from the new one). One that did
+  // not means no file it needs was removed before the listing.
+  SHOAL_ASSIGN_OR_RETURN(const Manifest again, ReadManifestForReader());
+  if (!SameCollections(again, manifest)) {
+    return absl::AbortedError("the manifest changed during the catch-up");
+  }
+  MutexLock lock(&mu_);
+  // Installed together; collections dropped by the writer go (searches
+  // holding one finish on it).
+  collections_ = std::move(now);
+  spare_segments_.clear();
+  MutexLock manifest_lock(&manifest_mu_);
+  manifest_ = std::move(manifest);
+  return absl::OkStatus();
+}
+
+void DBImpl::CatchUpLoop() {
+  const auto period = std::chrono::milliseconds(options_.catch_up_interval_ms);
+  while (true) {
+    {
+      MutexLock lock(&sync_thread_mu_);
+      const auto deadline = std::chrono::steady_clock::now() + period;
+      while (!stop_sync_thread_ && std::chrono::steady_clock::now() < deadline) {
+        sync_thread_wake_.WaitFor(&sync_thread_mu_, deadline - std::chrono::steady_clock::now());
+      }
+      if (stop_sync_thread_) return;
+    }
+    (void)CatchUp();  // a failure leaves the state it had; the next period tries again
+  }
+}
+
+}  // namespace shoal
