@@ -61,14 +61,30 @@ absl::Status LogTail::ReadCurrent(
   // Log files are made their full size before records go in, and trimmed
   // (never below their records) when closed: the size now bounds the reads.
   absl::StatusOr<uint64_t> now = fs_->FileSize(path);
-  const uint64_t size = now.ok() ? *now : file_->size();
+  uint64_t size = now.ok() ? *now : file_->size();
   std::string buffer;
   size_t want = kChunkBytes;
   while (offset_ + kRecordHeaderSize <= size) {
     const size_t n = static_cast<size_t>(std::min<uint64_t>(want, size - offset_));
     buffer.resize(n);
     absl::Status read = file_->Read(offset_, n, buffer.data());
-    if (absl::IsOutOfRange(read)) return absl::OkStatus();  // trimmed meanwhile
+    if (absl::IsOutOfRange(read)) {
+      // Trimmed since (a rotation or a close sets a log file's length to
+      // the end of its records), and perhaps removed, so that only the
+      // descriptor knows: find the length by reading single bytes.
+      uint64_t readable = offset_, unreadable = offset_ + n;
+      char byte;
+      while (unreadable - readable > 1) {
+        const uint64_t mid = readable + (unreadable - readable) / 2;
+        if (file_->Read(mid - 1, 1, &byte).ok()) {
+          readable = mid;
+        } else {
+          unreadable = mid;
+        }
+      }
+      size = readable;
+      continue;
+    }
     SHOAL_RETURN_IF_ERROR(read);
     const std::string_view data(buffer);
     size_t off = 0;
