@@ -11,7 +11,8 @@
 //               searching thread each, no writer;
 //   readers+w   the same while this process writes as above, each reader
 //               calling CatchUp() every --catch_up_ms.
-// Every searcher runs the same queries (k 10, --list_size) round robin;
+// The writer writes into a collection of its own (kWrites); every searcher
+// runs the same queries (k 10, --list_size) round robin on the loaded one;
 // a reader's QPS over a thread's in the matching in-process phase isolates
 // the cost of being a separate process. Readers are this binary again
 // (--role reader), started together at an agreed moment.
@@ -73,11 +74,16 @@ shoal::Options DbOptions(bool read_only) {
   shoal::Options o;
   o.read_only = read_only;
   o.worker_threads = 2;
-  o.memtable_bytes = size_t{16} << 20;  // the writer flushes every ~30K vectors a shard
+  o.memtable_bytes = size_t{4} << 20;  // the writer flushes every ~8K vectors a shard
   return o;
 }
 
 constexpr size_t kQueries = 1000;
+// The writer writes into a collection of its own, so that every phase
+// searches the same data (writes into the searched collection would grow
+// its memtables, which every search scans, phase after phase); the readers
+// still follow its logs, flushes and merges at each catch-up.
+constexpr char kWrites[] = "writes";
 
 // Searches from `start` until `end`; returns the searches done. With
 // `catch_up_ms` > 0, calls CatchUp that often (counted in *catch_ups, its
@@ -134,7 +140,7 @@ void WriteUntil(shoal::DB& db, uint32_t dim, Clock::time_point end, uint64_t* wr
   const auto start = Clock::now();
   while (Clock::now() < end) {
     for (uint64_t& id : ids) id = next++;
-    Check(db.PutBatch(ids, rows), "PutBatch");
+    Check(db.PutBatch(kWrites, ids, rows), "PutBatch");
     *written += kBatch;
     const auto due = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
                                  *written / absl::GetFlag(FLAGS_write_rate)));
@@ -177,7 +183,7 @@ std::vector<std::pair<pid_t, int>> StartReaders(int n, Clock::time_point start, 
 }
 
 void ReportReaders(const char* phase, std::vector<std::pair<pid_t, int>> readers, double single,
-                   double per_thread) {
+                   double per_thread, const char* thread_phase) {
   const double seconds = absl::GetFlag(FLAGS_seconds);
   for (size_t r = 0; r < readers.size(); ++r) {
     char buf[256] = {};
@@ -195,9 +201,9 @@ void ReportReaders(const char* phase, std::vector<std::pair<pid_t, int>> readers
       std::exit(1);
     }
     const double qps = done / seconds;
-    std::printf("%-10s reader %zu: %8.0f QPS  %.3fx single  %.3fx a thread of 'threads'  "
+    std::printf("%-10s reader %zu: %8.0f QPS  %.3fx single  %.3fx a thread of '%s'  "
                 "catch-ups %llu (mean %.2f ms)\n",
-                phase, r, qps, qps / single, qps / per_thread, catch_ups,
+                phase, r, qps, qps / single, qps / per_thread, thread_phase, catch_ups,
                 catch_ups ? 1000 * catch_up_s / catch_ups : 0.0);
   }
 }
@@ -248,6 +254,10 @@ int main(int argc, char** argv) {
     const auto t = Clock::now();
     Check((*db)->BulkLoad(ids, Random(n, dim, 3)), "BulkLoad");
     Check((*db)->Compact(), "Compact");
+    shoal::CollectionOptions writes;
+    writes.dim = dim;
+    writes.shard_count = 2;
+    Check((*db)->CreateCollection(kWrites, writes), "CreateCollection");
     std::printf("loaded %zu x %u in %.1f s\n", n, dim,
                 std::chrono::duration<double>(Clock::now() - t).count());
   }
@@ -271,7 +281,8 @@ int main(int argc, char** argv) {
   };
   {
     const auto start = in(2.0);  // time for the readers to open
-    ReportReaders("readers", StartReaders(readers, start, 0, argv[0]), single, per_thread);
+    ReportReaders("readers", StartReaders(readers, start, 0, argv[0]), single, per_thread,
+                  "threads");
   }
   {
     auto db = shoal::DB::Open(DbOptions(false), dir);
@@ -281,7 +292,7 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_until(start);
     uint64_t written = 0;
     WriteUntil(**db, dim, in(seconds), &written);
-    ReportReaders("readers+w", std::move(started), single, per_thread_w);
+    ReportReaders("readers+w", std::move(started), single, per_thread_w, "threads+w");
     std::printf("           (writer: %llu vectors)\n", static_cast<unsigned long long>(written));
     Check((*db)->Close(), "close");
   }
