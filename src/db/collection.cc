@@ -27,16 +27,6 @@ namespace {
 // (segments built directly, no log, no memtable).
 constexpr size_t kBulkPutBatchVectors = 1 << 20;
 
-// A manifest entry's bytes: a manifest holding it alone (what a reader
-// compares, Collection::OpenedFrom).
-std::string EncodeEntry(const std::string& name, const CollectionOptions& options,
-                        const std::vector<ShardMeta>& shards) {
-  Manifest m;
-  m.next_file_number = 0;
-  m.collections.push_back(CollectionMeta{name, options, shards, 0});
-  return EncodeManifest(m);
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Collection>> Collection::Open(
@@ -48,7 +38,9 @@ absl::StatusOr<std::unique_ptr<Collection>> Collection::Open(
                      context.db_options.segment_storage == SegmentStorage::kDisk));
   const Options& db_options = context.db_options;
   const bool reader = db_options.read_only;
-  if (reader) c->opened_from_ = EncodeEntry(c->name_, options, shards);
+  if (reader) {
+    c->opened_from_ = EncodeCollectionEntry(CollectionMeta{c->name_, options, shards, 0});
+  }
   if (!reader && db_options.fsync == FsyncPolicy::kAlways && db_options.collection_commit_log) {
     wal::CommitLogOptions log_options;
     log_options.file_bytes = db_options.wal_file_bytes;
@@ -127,7 +119,7 @@ absl::StatusOr<std::unique_ptr<Collection>> Collection::Open(
 }
 
 bool Collection::OpenedFrom(const CollectionMeta& meta) const {
-  return EncodeEntry(meta.name, meta.options, meta.shards) == opened_from_;
+  return EncodeCollectionEntry(meta) == opened_from_;
 }
 
 absl::Status Collection::FollowLogs() { return ForEachShard(&Shard::FollowLog); }

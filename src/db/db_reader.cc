@@ -16,6 +16,7 @@
 #include <chrono>
 #include <thread>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "db/db_impl.h"
 #include "util/start_thread.h"
@@ -34,13 +35,6 @@ constexpr int kMaxPauseMs = 16;
 // Whether an attempt failed because the writer changed files under it.
 bool Retryable(const absl::Status& s) {
   return absl::IsAborted(s) || absl::IsNotFound(s);
-}
-
-// Whether two manifests name the same collections, segments and flushed
-// sequences (the next file number aside: a merge in flight takes numbers).
-bool SameCollections(Manifest a, Manifest b) {
-  a.next_file_number = b.next_file_number = 0;
-  return EncodeManifest(a) == EncodeManifest(b);
 }
 
 }  // namespace
@@ -104,14 +98,24 @@ absl::Status DBImpl::CatchUpOnce() {
     ReaderMutexLock lock(&mu_);
     open = collections_;
   }
+  // What the reader holds after this attempt: each collection followed or
+  // opened again, or, where that failed for the writer's changes, as it
+  // was (the first such failure voids the attempt, not the others' work).
   std::map<std::string, std::shared_ptr<Collection>, std::less<>> now;
+  std::map<std::string, std::shared_ptr<Collection>, std::less<>> opened;
+  absl::Status retry;
+  auto note = [&](absl::Status s) {
+    if (retry.ok()) retry = std::move(s);
+  };
   for (CollectionMeta& meta : manifest.collections) {
     auto it = open.find(meta.name);
+    if (it != open.end()) now.emplace(meta.name, it->second);
     if (it != open.end() && it->second->OpenedFrom(meta)) {
       // Same segments and flushed sequences: only the logs grew. Records
       // are applied in place (each one whole, in log order).
-      SHOAL_RETURN_IF_ERROR(it->second->FollowLogs());
-      now.emplace(meta.name, it->second);
+      absl::Status s = it->second->FollowLogs();
+      if (!s.ok() && !Retryable(s)) return s;
+      if (!s.ok()) note(std::move(s));
       continue;
     }
     // New, or flushed or merged since: opened again from this manifest,
@@ -125,28 +129,46 @@ absl::Status DBImpl::CatchUpOnce() {
     meta.incarnation = next_incarnation_++;
     Collection::Context context = MakeContext(meta.incarnation);
     context.open_segments = &spare_segments_;
-    SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Collection> c,
-                           Collection::Open(context, JoinPath(path_, meta.name), meta.name,
-                                            meta.options, meta.shards));
-    for (auto& [number, segment] : c->OpenSegments()) {
+    absl::StatusOr<std::shared_ptr<Collection>> c = Collection::Open(
+        context, JoinPath(path_, meta.name), meta.name, meta.options, meta.shards);
+    if (!c.ok() && !Retryable(c.status())) return c.status();
+    if (!c.ok()) {
+      note(c.status());
+      continue;
+    }
+    for (auto& [number, segment] : (*c)->OpenSegments()) {
       spare_segments_.emplace(number, std::move(segment));
     }
-    now.emplace(meta.name, std::move(c));
+    opened.emplace(meta.name, *std::move(c));
   }
   // The logs were listed after the manifest was read, but a flush removes
   // the log files it replaced after its manifest edit: files the reader
   // needed may have gone before it listed them, leaving no gap to see when
   // no record follows yet. The manifest read again shows it: an entry
-  // that changed meanwhile means try again (from the new one). One that did
-  // not means no file it needs was removed before the listing.
+  // that changed meanwhile means try that collection again (from the new
+  // entry). One that did not means no file it needs was removed before
+  // the listing.
   SHOAL_ASSIGN_OR_RETURN(const Manifest again, ReadManifestForReader());
-  if (!SameCollections(again, manifest)) {
-    return absl::AbortedError("the manifest changed during the catch-up");
+  absl::flat_hash_map<std::string, std::string> entries;
+  for (const CollectionMeta& meta : again.collections) {
+    entries.emplace(meta.name, EncodeCollectionEntry(meta));
+  }
+  for (const CollectionMeta& meta : manifest.collections) {
+    const auto e = entries.find(meta.name);
+    const bool same = e != entries.end() && e->second == EncodeCollectionEntry(meta);
+    if (!same) {
+      note(absl::AbortedError(absl::StrCat("collection '", meta.name,
+                                           "' changed in the manifest during the catch-up")));
+      continue;
+    }
+    const auto o = opened.find(meta.name);
+    if (o != opened.end()) now[meta.name] = o->second;
   }
   MutexLock lock(&mu_);
-  // Installed together; collections dropped by the writer go (searches
-  // holding one finish on it).
+  // One swap; collections the writer dropped go (searches holding one
+  // finish on it).
   collections_ = std::move(now);
+  if (!retry.ok()) return retry;
   spare_segments_.clear();
   MutexLock manifest_lock(&manifest_mu_);
   manifest_ = std::move(manifest);
