@@ -164,10 +164,14 @@ absl::Status DBImpl::CatchUpOnce() {
     const auto o = opened.find(meta.name);
     if (o != opened.end()) now[meta.name] = o->second;
   }
-  MutexLock lock(&mu_);
-  // One swap; collections the writer dropped go (searches holding one
-  // finish on it).
-  collections_ = std::move(now);
+  {
+    MutexLock lock(&mu_);
+    // One swap; collections the writer dropped go (searches holding one
+    // finish on it), closed below, after the lock.
+    collections_.swap(now);
+  }
+  now.clear();
+  open.clear();
   if (!retry.ok()) return retry;
   spare_segments_.clear();
   MutexLock manifest_lock(&manifest_mu_);
