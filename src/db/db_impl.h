@@ -124,6 +124,12 @@ class DBImpl final : public DB, private ManifestEditor {
   // opened again. AbortedError / NotFoundError: the writer changed files
   // meanwhile, try again.
   absl::Status CatchUpOnce() ABSL_EXCLUSIVE_LOCKS_REQUIRED(catch_up_mu_);
+  // CatchUpOnce's work on one collection of the manifest: follows the logs
+  // of `existing` (may be null) when `meta` is the entry it was opened
+  // from, else opens the collection again from `meta` into *opened.
+  absl::Status CatchUpCollection(CollectionMeta& meta, Collection* existing,
+                                 std::shared_ptr<Collection>* opened)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(catch_up_mu_);
   // Options::catch_up_interval_ms (on sync_thread_).
   void CatchUpLoop();
   // The error every call that would change a reader's database returns.

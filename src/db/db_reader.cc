@@ -91,6 +91,31 @@ absl::StatusOr<Manifest> DBImpl::ReadManifestForReader() const {
   return DecodeManifest(bytes, manifest_path);
 }
 
+absl::Status DBImpl::CatchUpCollection(CollectionMeta& meta, Collection* existing,
+                                       std::shared_ptr<Collection>* opened) {
+  if (existing != nullptr && existing->OpenedFrom(meta)) {
+    // Same segments and flushed sequences: only the logs grew. Records are
+    // applied in place (each one whole, in log order).
+    return existing->FollowLogs();
+  }
+  // New, or flushed or merged since: opened again from this entry, keeping
+  // the segments open already (also those of an attempt that failed).
+  if (existing != nullptr) {
+    for (auto& [number, segment] : existing->OpenSegments()) {
+      spare_segments_.emplace(number, std::move(segment));
+    }
+  }
+  meta.incarnation = next_incarnation_++;
+  Collection::Context context = MakeContext(meta.incarnation);
+  context.open_segments = &spare_segments_;
+  SHOAL_ASSIGN_OR_RETURN(*opened, Collection::Open(context, JoinPath(path_, meta.name),
+                                                   meta.name, meta.options, meta.shards));
+  for (auto& [number, segment] : (*opened)->OpenSegments()) {
+    spare_segments_.emplace(number, std::move(segment));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status DBImpl::CatchUpOnce() {
   SHOAL_ASSIGN_OR_RETURN(Manifest manifest, ReadManifestForReader());
   std::map<std::string, std::shared_ptr<Collection>, std::less<>> open;
@@ -109,37 +134,13 @@ absl::Status DBImpl::CatchUpOnce() {
   };
   for (CollectionMeta& meta : manifest.collections) {
     auto it = open.find(meta.name);
-    if (it != open.end()) now.emplace(meta.name, it->second);
-    if (it != open.end() && it->second->OpenedFrom(meta)) {
-      // Same segments and flushed sequences: only the logs grew. Records
-      // are applied in place (each one whole, in log order).
-      absl::Status s = it->second->FollowLogs();
-      if (!s.ok() && !Retryable(s)) return s;
-      if (!s.ok()) note(std::move(s));
-      continue;
-    }
-    // New, or flushed or merged since: opened again from this manifest,
-    // keeping the segments open already (also those of an attempt that
-    // failed).
-    if (it != open.end()) {
-      for (auto& [number, segment] : it->second->OpenSegments()) {
-        spare_segments_.emplace(number, std::move(segment));
-      }
-    }
-    meta.incarnation = next_incarnation_++;
-    Collection::Context context = MakeContext(meta.incarnation);
-    context.open_segments = &spare_segments_;
-    absl::StatusOr<std::shared_ptr<Collection>> c = Collection::Open(
-        context, JoinPath(path_, meta.name), meta.name, meta.options, meta.shards);
-    if (!c.ok() && !Retryable(c.status())) return c.status();
-    if (!c.ok()) {
-      note(c.status());
-      continue;
-    }
-    for (auto& [number, segment] : (*c)->OpenSegments()) {
-      spare_segments_.emplace(number, std::move(segment));
-    }
-    opened.emplace(meta.name, *std::move(c));
+    Collection* existing = it != open.end() ? it->second.get() : nullptr;
+    if (existing != nullptr) now.emplace(meta.name, it->second);
+    std::shared_ptr<Collection> c;
+    absl::Status s = CatchUpCollection(meta, existing, &c);
+    if (!s.ok() && !Retryable(s)) return s;
+    if (!s.ok()) note(std::move(s));
+    if (c != nullptr) opened.emplace(meta.name, std::move(c));
   }
   // The logs were listed after the manifest was read, but a flush removes
   // the log files it replaced after its manifest edit: files the reader
