@@ -225,6 +225,51 @@ TEST_P(CheckpointTest, LeftoversOfACheckpointAreRemoved) {
   EXPECT_EQ(ExportAll(*copy, kName).size(), 50u);
 }
 
+// A collection dropped while a checkpoint whose cut holds it is copying:
+// the drop waits for the copy, which holds the collection whole; the drop
+// then removes the files, and a new collection of the name starts empty.
+TEST_P(CheckpointTest, DropCollectionWaitsForACheckpointThatHoldsIt) {
+  Open();
+  PutBatch(1, 200, 0);
+  ASSERT_OK(db_->Flush());
+  PutBatch(300, 50, 0);
+  const Model before = ExportAll(*db_, kName);
+  std::atomic<bool> dropped{false};
+  std::thread drop;
+  CheckpointOptions options;
+  options.progress = [&](uint64_t done, uint64_t total) {
+    if (drop.joinable()) return;
+    drop = std::thread([&] {
+      EXPECT_OK(db_->DropCollection(kName));
+      dropped.store(true);
+    });
+    // The drop is marked at once (NotFound), its files stay meanwhile.
+    for (int i = 0; i < 1000 && db_->Get(kName, 1).ok(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_STATUS_CODE(db_->Get(kName, 1).status(), absl::StatusCode::kNotFound);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_FALSE(dropped.load());
+  };
+  ASSERT_OK(db_->Checkpoint(copy_path(), options));
+  ASSERT_TRUE(drop.joinable());
+  drop.join();
+  EXPECT_TRUE(dropped.load());
+  EXPECT_FALSE(std::filesystem::exists(source_.Sub(kName)));
+  std::unique_ptr<DB> copy = OpenCopy();
+  ASSERT_NE(copy, nullptr);
+  EXPECT_EQ(ExportAll(*copy, kName), before);
+  // A later checkpoint leaves the dropped collection out.
+  CollectionOptions other;
+  other.dim = kDim;
+  ASSERT_OK(db_->CreateCollection("other", other));
+  ASSERT_OK(db_->Checkpoint(copy_path() + "2"));
+  Options o = DbOptions();
+  o.create_if_missing = false;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DB> copy2, DB::Open(o, copy_path() + "2"));
+  EXPECT_EQ(copy2->ListCollections(), std::vector<std::string>{"other"});
+}
+
 // Writers, flushes and merges run during the checkpoint. Batch b puts K new
 // ids [b K, (b+1) K) and overwrites the first K/2 ids of batch b/2, all as
 // version b, across every shard: the copy must equal the state after
@@ -303,7 +348,9 @@ class CheckpointFaultTest : public ::testing::Test {
         rows.insert(rows.end(), v.begin(), v.end());
       }
       ASSERT_OK(db_->PutBatch(kName, ids, rows));
-      if (version == 0) ASSERT_OK(db_->Flush());
+      if (version == 0) {
+        ASSERT_OK(db_->Flush());
+      }
     }
     *state = ExportAll(*db_, kName);
     ASSERT_EQ(state->size(), 250u);
@@ -377,7 +424,9 @@ TEST_F(CheckpointFaultTest, APowerCutAtAnyStepLeavesTheWholeCopyOrNone) {
     fs_->ClearFaults();
     const bool cut = fs_->powered_off();
     db_.reset();
-    if (cut) ASSERT_OK(fs_->DropUnsyncedData()) << where;
+    if (cut) {
+      ASSERT_OK(fs_->DropUnsyncedData()) << where;
+    }
     ExpectCopyIsWholeOrNone(state, where);
     RemoveCopy();
     if (!cut) {

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -224,6 +225,21 @@ class FileSystem {
   virtual absl::Status LinkFile(const std::string& from, const std::string& to) {
     return absl::UnimplementedError("no hard links on this file system");
   }
+  // Writes the first `length` bytes of `from` (an existing file at least
+  // that long, whose first `length` bytes nobody changes meanwhile: a
+  // segment, or a log's records below its end) into a new file `to`, and
+  // makes them durable, as a NewWritableFile appended, synced and closed
+  // would. Calls `copied` (may be empty) with the bytes of each run as it
+  // goes. OutOfRangeError when `from` is shorter. On an error `to` may hold
+  // part of the bytes. The default reads runs of 4 MiB with OpenRandomAccess
+  // and appends them to a NewWritableFile. The POSIX file system writes with
+  // direct I/O from a mapping of `from` where the destination allows it, so
+  // that no CPU copies the bytes and the destination's page cache is not
+  // filled (checkpoints take little CPU from the writers beside them), else
+  // with sendfile.
+  virtual absl::Status CopyFile(const std::string& from, const std::string& to,
+                                uint64_t length,
+                                const std::function<void(uint64_t bytes)>& copied);
   // Removes a directory and everything below it. OK when it does not exist.
   virtual absl::Status RemoveDirRecursive(const std::string& path) = 0;
   // Creates a directory (and missing parents). OK when it exists.

@@ -214,7 +214,7 @@ absl::Status DBImpl::Checkpoint(const std::string& dir, const CheckpointOptions&
     if (step.immutable) {
       SHOAL_RETURN_IF_ERROR(LinkOrCopyFile(fs_, step.from, step.to, step.bytes, &try_link, copied));
     } else {
-      SHOAL_RETURN_IF_ERROR(CopyFilePrefix(fs_, step.from, step.to, step.bytes, copied));
+      SHOAL_RETURN_IF_ERROR(fs_->CopyFile(step.from, step.to, step.bytes, copied));
     }
     if (options.progress && reported != done) {
       reported = done;

@@ -334,7 +334,10 @@ absl::Status DBImpl::DropCollection(std::string_view name) {
   // waits for the collection's running merge or bulk load, so it runs
   // without mu_: other collections' calls go on meanwhile. The entry stays,
   // marked dropped (NotFound to every call; a CreateCollection of the name
-  // waits), until the files are gone.
+  // waits), until the files are gone. A checkpoint whose cut holds the
+  // collection (taken before the drop) may be copying its files: they stay
+  // until it ends (checkpoints taken after the drop leave it out).
+  file_deleter_.WaitUntilNoHold();
   (void)c->Close();
   absl::Status removed = fs_->RemoveDirRecursive(c->dir());
   if (removed.ok()) removed = fs_->SyncDir(path_);

@@ -31,8 +31,14 @@ void FileDeleter::Release() {
     if (--holds_ > 0) return;
     due = std::move(deferred_);
     deferred_.clear();
+    released_.SignalAll();
   }
   for (const std::string& path : due) (void)fs_->RemoveFile(path);
+}
+
+void FileDeleter::WaitUntilNoHold() {
+  MutexLock lock(&mu_);
+  while (holds_ > 0) released_.Wait(&mu_);
 }
 
 void RemoveObsoleteFile(FileSystem* fs, FileDeleter* deleter, const std::string& path) {

@@ -36,6 +36,11 @@ class FileDeleter {
   void Hold();
   // Ends a hold; the last one removes the files noted meanwhile.
   void Release();
+  // Blocks until no hold is left. For a removal that cannot wait as a note
+  // does: DropCollection removes a whole directory, and a CreateCollection
+  // of the same name waits for it, so the drop waits for the checkpoints
+  // that may be copying the directory instead.
+  void WaitUntilNoHold();
 
   // A hold for the life of the object.
   class Scoped {
@@ -52,6 +57,7 @@ class FileDeleter {
  private:
   FileSystem* const fs_;
   Mutex mu_;
+  CondVar released_;  // signalled when holds_ reaches 0
   int holds_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<std::string> deferred_ ABSL_GUARDED_BY(mu_);
 };

@@ -41,16 +41,26 @@ absl::Status LogTail::OpenFile(uint64_t number, bool* ready) {
   const std::string path = JoinPath(dir_, WalFileName(number));
   SHOAL_ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessFile> file,
                          fs_->OpenRandomAccess(path, /*direct=*/false));
-  std::string header(kFileHeaderSize, '\0');
+  // The header and the first record's header slot.
+  // (A file closed with no record is trimmed to its header.)
+  if (file->size() < kFileHeaderSize) return absl::OkStatus();  // being created
+  std::string header(std::min<uint64_t>(file->size(), kFileHeaderSize + kRecordHeaderSize), '\0');
   absl::Status read = file->Read(0, header.size(), header.data());
-  if (absl::IsOutOfRange(read)) return absl::OkStatus();  // being created
+  if (absl::IsOutOfRange(read)) return absl::OkStatus();  // trimmed meanwhile
   SHOAL_RETURN_IF_ERROR(read);
-  SHOAL_ASSIGN_OR_RETURN(const uint32_t version, CheckFileHeader(header, path, shard_, number));
-  if (version == 0) return absl::OkStatus();  // header not stored yet
+  absl::StatusOr<uint32_t> version = CheckFileHeader(header, path, shard_, number);
+  if (!version.ok() && std::all_of(header.begin() + kFileHeaderSize, header.end(),
+                                   [](char c) { return c == 0; })) {
+    // No record yet: the header is being stored (the writer stores it, and
+    // syncs it, before the first record).
+    return absl::OkStatus();
+  }
+  SHOAL_RETURN_IF_ERROR(version.status());
+  if (*version == 0) return absl::OkStatus();  // header not stored yet
   file_ = std::move(file);
   number_ = number;
   offset_ = kFileHeaderSize;
-  version_ = version;
+  version_ = *version;
   *ready = true;
   return absl::OkStatus();
 }

@@ -145,6 +145,13 @@ bool AllZero(std::string_view bytes) {
   return std::all_of(bytes.begin(), bytes.end(), [](char c) { return c == 0; });
 }
 
+// Whether the file header at the start of `data` (>= kFileHeaderSize bytes)
+// has the magic and a matching checksum.
+bool HeaderIntact(std::string_view data) {
+  return std::memcmp(data.data(), kFileMagic.data(), kFileMagic.size()) == 0 &&
+         DecodeFixed32(data.data() + 28) == static_cast<uint32_t>(Checksum64(data.data(), 28));
+}
+
 }  // namespace
 
 absl::StatusOr<ReadResult> ReadWalFile(
@@ -165,6 +172,16 @@ absl::StatusOr<ReadResult> ReadWalFile(
     }
     result.torn_tail = !AllZero(data);
     return result;
+  }
+  if (!HeaderIntact(data)) {
+    // A process killed while it stored a new file's header leaves part of
+    // it in a file of zeros (the writer stores the header before anything
+    // else goes into the file): as a header that never reached the disk.
+    // Anything else after a damaged header is damage (CheckFileHeader).
+    if (AllZero(data.substr(kFileHeaderSize))) {
+      result.torn_tail = true;
+      return result;
+    }
   }
   SHOAL_ASSIGN_OR_RETURN(const uint32_t version, CheckFileHeader(data, path, shard, number));
   result.version = version;
@@ -209,8 +226,7 @@ absl::StatusOr<uint32_t> CheckFileHeader(std::string_view data, const std::strin
   }
   if (AllZero(data.substr(0, kFileHeaderSize))) return 0;
   const char* h = data.data();
-  if (std::memcmp(h, kFileMagic.data(), kFileMagic.size()) != 0 ||
-      DecodeFixed32(h + 28) != static_cast<uint32_t>(Checksum64(h, 28))) {
+  if (!HeaderIntact(data)) {
     return absl::DataLossError(
         absl::StrCat("write-ahead log ", path, ": damaged file header at offset 0"));
   }
