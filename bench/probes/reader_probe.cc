@@ -10,7 +10,10 @@
 //   readers     --readers reader processes (Options::read_only), one
 //               searching thread each, no writer;
 //   readers+w   the same while this process writes as above, each reader
-//               calling CatchUp() every --catch_up_ms.
+//               calling CatchUp() every --catch_up_ms;
+//   mixed+w     at the same time (so under the same load, on a shared
+//               machine): --readers/2 threads searching in the writer's
+//               process and --readers/2 reader processes.
 // The writer writes into a collection of its own (kWrites); every searcher
 // runs the same queries (k 10, --list_size) round robin on the loaded one;
 // a reader's QPS over a thread's in the matching in-process phase isolates
@@ -22,6 +25,7 @@
 // Figures: docs/performance.md ("Reader processes").
 
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -85,31 +89,48 @@ constexpr size_t kQueries = 1000;
 // still follow its logs, flushes and merges at each catch-up.
 constexpr char kWrites[] = "writes";
 
-// Searches from `start` until `end`; returns the searches done. With
-// `catch_up_ms` > 0, calls CatchUp that often (counted in *catch_ups, its
-// time in *catch_up_s).
-uint64_t SearchUntil(shoal::DB& db, const std::vector<float>& queries, uint32_t dim,
-                     Clock::time_point end, int catch_up_ms, uint64_t* catch_ups,
-                     double* catch_up_s) {
+// CPU seconds the calling thread has used.
+double ThreadCpuSeconds() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+// What one searcher did.
+struct Searched {
+  uint64_t searches = 0;
+  uint64_t catch_ups = 0;
+  double catch_up_s = 0;      // wall time in CatchUp
+  double search_cpu_s = 0;    // CPU time of the searches (the thread's, less CatchUp's)
+};
+
+// Searches until `end`. With `catch_up_ms` > 0, calls CatchUp that often.
+Searched SearchUntil(shoal::DB& db, const std::vector<float>& queries, uint32_t dim,
+                     Clock::time_point end, int catch_up_ms) {
   shoal::SearchOptions options;
   options.k = 10;
   options.list_size = absl::GetFlag(FLAGS_list_size);
-  uint64_t done = 0;
+  Searched out;
+  double catch_up_cpu = 0;
+  const double cpu0 = ThreadCpuSeconds();
   auto next_catch_up = Clock::now() + std::chrono::milliseconds(catch_up_ms);
   while (Clock::now() < end) {
-    const size_t q = done % kQueries;
+    const size_t q = out.searches % kQueries;
     auto found = db.Search({queries.data() + q * dim, dim}, options);
     Check(found.status(), "Search");
-    ++done;
+    ++out.searches;
     if (catch_up_ms > 0 && Clock::now() >= next_catch_up) {
       const auto t = Clock::now();
+      const double c = ThreadCpuSeconds();
       Check(db.CatchUp(), "CatchUp");
-      *catch_up_s += std::chrono::duration<double>(Clock::now() - t).count();
-      ++*catch_ups;
+      catch_up_cpu += ThreadCpuSeconds() - c;
+      out.catch_up_s += std::chrono::duration<double>(Clock::now() - t).count();
+      ++out.catch_ups;
       next_catch_up = Clock::now() + std::chrono::milliseconds(catch_up_ms);
     }
   }
-  return done;
+  out.search_cpu_s = ThreadCpuSeconds() - cpu0 - catch_up_cpu;
+  return out;
 }
 
 int ReaderMain() {
@@ -121,13 +142,9 @@ int ReaderMain() {
   std::this_thread::sleep_until(start);
   const auto end = start + std::chrono::duration_cast<Clock::duration>(
                                std::chrono::duration<double>(absl::GetFlag(FLAGS_seconds)));
-  uint64_t catch_ups = 0;
-  double catch_up_s = 0;
-  const uint64_t done =
-      SearchUntil(**db, queries, dim, end, absl::GetFlag(FLAGS_catch_up_ms), &catch_ups,
-                  &catch_up_s);
-  std::printf("%llu %llu %.6f\n", static_cast<unsigned long long>(done),
-              static_cast<unsigned long long>(catch_ups), catch_up_s);
+  const Searched r = SearchUntil(**db, queries, dim, end, absl::GetFlag(FLAGS_catch_up_ms));
+  std::printf("%llu %llu %.6f %.6f\n", static_cast<unsigned long long>(r.searches),
+              static_cast<unsigned long long>(r.catch_ups), r.catch_up_s, r.search_cpu_s);
   return 0;
 }
 
@@ -194,41 +211,47 @@ void ReportReaders(const char* phase, std::vector<std::pair<pid_t, int>> readers
     int status = 0;
     waitpid(readers[r].first, &status, 0);
     unsigned long long done = 0, catch_ups = 0;
-    double catch_up_s = 0;
+    double catch_up_s = 0, cpu_s = 0;
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
-        std::sscanf(buf, "%llu %llu %lf", &done, &catch_ups, &catch_up_s) != 3) {
+        std::sscanf(buf, "%llu %llu %lf %lf", &done, &catch_ups, &catch_up_s, &cpu_s) != 4) {
       std::fprintf(stderr, "%s: reader %zu failed (status %d)\n", phase, r, status);
       std::exit(1);
     }
     const double qps = done / seconds;
     std::printf("%-10s reader %zu: %8.0f QPS  %.3fx single  %.3fx a thread of '%s'  "
-                "catch-ups %llu (mean %.2f ms)\n",
-                phase, r, qps, qps / single, qps / per_thread, thread_phase, catch_ups,
+                "%6.0f searches/CPU-s  catch-ups %llu (mean %.2f ms)\n",
+                phase, r, qps, qps / single, qps / per_thread, thread_phase,
+                cpu_s > 0 ? done / cpu_s : 0.0, catch_ups,
                 catch_ups ? 1000 * catch_up_s / catch_ups : 0.0);
   }
 }
 
 // `threads` threads of this process search for --seconds (with a writer
 // thread when `write`); returns the QPS of each thread on average.
-double InProcess(shoal::DB& db, const std::vector<float>& queries, int threads, bool write) {
+// From `start` (default: now).
+double InProcess(shoal::DB& db, const std::vector<float>& queries, int threads, bool write,
+                 Clock::time_point start = Clock::now()) {
   const uint32_t dim = absl::GetFlag(FLAGS_dim);
-  const auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                      std::chrono::duration<double>(absl::GetFlag(FLAGS_seconds)));
-  std::vector<uint64_t> done(threads);
+  std::this_thread::sleep_until(start);
+  const auto end = start + std::chrono::duration_cast<Clock::duration>(
+                               std::chrono::duration<double>(absl::GetFlag(FLAGS_seconds)));
+  std::vector<Searched> done(threads);
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&, t] {
-      uint64_t unused = 0;
-      double unused_s = 0;
-      done[t] = SearchUntil(db, queries, dim, end, 0, &unused, &unused_s);
-    });
+    pool.emplace_back([&, t] { done[t] = SearchUntil(db, queries, dim, end, 0); });
   }
   uint64_t written = 0;
   if (write) WriteUntil(db, dim, end, &written);
   for (auto& t : pool) t.join();
   uint64_t all = 0;
-  for (uint64_t d : done) all += d;
-  if (write) std::printf("           (writer: %llu vectors)\n", static_cast<unsigned long long>(written));
+  double cpu = 0;
+  for (const Searched& d : done) {
+    all += d.searches;
+    cpu += d.search_cpu_s;
+  }
+  std::printf("           (%.0f searches/CPU-s a thread", cpu > 0 ? all / cpu : 0.0);
+  if (write) std::printf("; writer: %llu vectors", static_cast<unsigned long long>(written));
+  std::printf(")\n");
   return all / absl::GetFlag(FLAGS_seconds) / threads;
 }
 
@@ -294,6 +317,22 @@ int main(int argc, char** argv) {
     WriteUntil(**db, dim, in(seconds), &written);
     ReportReaders("readers+w", std::move(started), single, per_thread_w, "threads+w");
     std::printf("           (writer: %llu vectors)\n", static_cast<unsigned long long>(written));
+    Check((*db)->Close(), "close");
+  }
+  {
+    // At the same time, under the same load (the machine may be shared):
+    // half the searchers are threads of the writer's process, half are
+    // reader processes catching up.
+    auto db = shoal::DB::Open(DbOptions(false), dir);
+    Check(db.status(), "open");
+    const auto start = in(2.0);
+    const int half = std::max(1, readers / 2);
+    auto started = StartReaders(half, start, absl::GetFlag(FLAGS_catch_up_ms), argv[0]);
+    const double thread_qps = InProcess(**db, queries, half, true, start);
+    std::printf("mixed+w    %8.0f QPS a thread (%d threads + a writer in this process, beside %d "
+                "readers)\n",
+                thread_qps, half, half);
+    ReportReaders("mixed+w", std::move(started), single, thread_qps, "mixed+w");
     Check((*db)->Close(), "close");
   }
   return 0;
