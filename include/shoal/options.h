@@ -185,6 +185,8 @@ struct Options {
   // flush or merge, and sees the database as it was at Open; DB::CatchUp
   // (or catch_up_interval_ms) moves it to the writer's present. Every call
   // that would change the database returns FailedPreconditionError.
+  // Open catches up once (UnavailableError as DB::CatchUp says, when the
+  // writer keeps changing the files it reads).
   // create_if_missing is ignored (a missing database is NotFoundError);
   // error_if_exists must be false; the default collection is never created
   // (when it is absent, calls on it are NotFoundError). kAlways with a

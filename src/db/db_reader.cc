@@ -16,6 +16,7 @@
 #include <chrono>
 #include <thread>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "db/db_impl.h"
@@ -71,6 +72,9 @@ absl::Status DBImpl::CatchUp() {
   }
   if (!options_.read_only) return absl::OkStatus();  // a writer is its own present
   MutexLock lock(&catch_up_mu_);
+  // Segments kept for the attempts, whatever the outcome: no segment the
+  // writer removed stays open past the call for them.
+  absl::Cleanup forget = [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS { spare_segments_.clear(); };
   absl::Status last;
   for (int attempt = 0; attempt < kCatchUpAttempts; ++attempt) {
     last = CatchUpOnce();
