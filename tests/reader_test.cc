@@ -33,6 +33,7 @@
 
 #include "gtest/gtest.h"
 #include "shoal/db.h"
+#include "shoal/file_system.h"
 #include "shoal/options.h"
 #include "testutil/temp_dir.h"
 
@@ -244,6 +245,96 @@ TEST(ReaderTest, FollowsBulkLoadsAndAWriterThatCloseAndReopens) {
   EXPECT_TRUE(Holds(*reader, 305, 3));
   EXPECT_TRUE(Holds(*reader, 255, 2));
   EXPECT_STATUS_CODE(reader->Get(kName, 10), absl::StatusCode::kNotFound);
+}
+
+// The POSIX file system, except that while `stale` is set every second
+// read of MANIFEST returns `old` (as if the writer changed the manifest
+// during every catch-up).
+class StaleManifestFs final : public FileSystem {
+ public:
+  std::atomic<bool> stale{false};
+  std::string old;
+
+  absl::StatusOr<std::string> ReadFile(const std::string& path) override {
+    if (stale.load() && path.ends_with("MANIFEST") && reads_.fetch_add(1) % 2 == 1) return old;
+    return base_->ReadFile(path);
+  }
+  absl::StatusOr<std::unique_ptr<MappedFile>> OpenMapped(const std::string& path,
+                                                         size_t capacity,
+                                                         bool populate) override {
+    return base_->OpenMapped(path, capacity, populate);
+  }
+  absl::StatusOr<std::unique_ptr<ReadOnlyMappedFile>> OpenReadOnlyMapped(
+      const std::string& path) override {
+    return base_->OpenReadOnlyMapped(path);
+  }
+  absl::StatusOr<std::unique_ptr<RandomAccessFile>> OpenRandomAccess(const std::string& path,
+                                                                     bool direct) override {
+    return base_->OpenRandomAccess(path, direct);
+  }
+  absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(
+      const std::string& path) override {
+    return base_->NewWritableFile(path);
+  }
+  absl::Status Rename(const std::string& from, const std::string& to) override {
+    return base_->Rename(from, to);
+  }
+  absl::Status RemoveFile(const std::string& path) override { return base_->RemoveFile(path); }
+  absl::Status RemoveDirRecursive(const std::string& path) override {
+    return base_->RemoveDirRecursive(path);
+  }
+  absl::Status CreateDir(const std::string& path) override { return base_->CreateDir(path); }
+  absl::Status SyncDir(const std::string& path) override { return base_->SyncDir(path); }
+  absl::Status Truncate(const std::string& path, uint64_t length) override {
+    return base_->Truncate(path, length);
+  }
+  absl::StatusOr<std::vector<std::string>> ListDir(const std::string& path) override {
+    return base_->ListDir(path);
+  }
+  bool Exists(const std::string& path) override { return base_->Exists(path); }
+  absl::StatusOr<uint64_t> FileSize(const std::string& path) override {
+    return base_->FileSize(path);
+  }
+  absl::StatusOr<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
+    return base_->LockFile(path);
+  }
+
+ private:
+  FileSystem* const base_ = FileSystem::Default();
+  std::atomic<uint64_t> reads_{0};
+};
+
+TEST(ReaderTest, AManifestChangingDuringEveryAttemptIsUnavailableAndTheStateStays) {
+  TempDir dir;
+  ASSERT_OK_AND_ASSIGN(auto writer, DB::Open(WriterOptions(), dir.path()));
+  ASSERT_OK(writer->CreateCollection(kName, Shape()));
+  ASSERT_OK(PutRange(*writer, 0, 10, 0));
+  ASSERT_OK(writer->Flush());
+  StaleManifestFs fs;
+  ASSERT_OK_AND_ASSIGN(fs.old, FileSystem::Default()->ReadFile(dir.Sub("MANIFEST")));
+  ASSERT_OK(PutRange(*writer, 10, 20, 0));
+  ASSERT_OK(writer->Flush());  // MANIFEST is no longer `old`
+  Options o = ReaderOptions();
+  o.file_system = &fs;
+  ASSERT_OK_AND_ASSIGN(auto reader, DB::Open(o, dir.path()));
+  EXPECT_TRUE(Holds(*reader, 15, 0));
+  fs.stale.store(true);
+  ASSERT_OK(PutRange(*writer, 20, 30, 0));
+  ASSERT_OK(writer->Delete(kName, 3));
+  absl::Status s = reader->CatchUp();
+  EXPECT_STATUS_CODE(s, absl::StatusCode::kUnavailable);
+  EXPECT_NE(s.message().find("call again"), std::string::npos) << s;
+  // Never older than before the call (records followed in place may be in).
+  EXPECT_TRUE(Holds(*reader, 15, 0));
+  for (uint64_t id = 20; id < 30; ++id) {
+    absl::StatusOr<std::vector<float>> got = reader->Get(kName, id);
+    EXPECT_TRUE(got.ok() ? *got == VectorOf(id, 0) : absl::IsNotFound(got.status())) << id;
+  }
+  EXPECT_STATUS_CODE(DB::Open(o, dir.path()), absl::StatusCode::kUnavailable);
+  fs.stale.store(false);
+  ASSERT_OK(reader->CatchUp());
+  EXPECT_TRUE(Holds(*reader, 25, 0));
+  EXPECT_STATUS_CODE(reader->Get(kName, 3), absl::StatusCode::kNotFound);
 }
 
 // name -> (size, mtime) of every file and directory below `root`.
