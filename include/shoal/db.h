@@ -51,9 +51,11 @@ struct Neighbor {
 class DB {
  public:
   // Opens (or, with create_if_missing, creates) the database at `path`,
-  // replaying every shard's write-ahead log in parallel.
-  // Errors: FailedPrecondition when another DB object or process holds the
-  // directory (LOCK); NotFound when it does not exist and !create_if_missing;
+  // replaying every shard's write-ahead log in parallel. With
+  // Options::read_only, opens it as a reader instead (see there and
+  // CatchUp), beside a writer or not, and never fails for LOCK.
+  // Errors: FailedPrecondition when another writable DB object or process
+  // holds the directory (LOCK); NotFound when it does not exist and !create_if_missing;
   // AlreadyExists with error_if_exists; InvalidArgument when
   // options.default_collection disagrees with what is stored; DataLoss when a
   // log or the manifest is damaged (see Options::salvage_corrupt_wal).
@@ -227,6 +229,28 @@ class DB {
     return Checkpoint(dir, CheckpointOptions());
   }
 
+  // ---- Readers (Options::read_only) ----
+
+  // Moves a reader to the database's present: afterwards it answers from
+  // the state the writer's files held at some moment during the call,
+  // which includes every write acknowledged before the call started
+  // (logged, flushed into segments or merged; collections created or
+  // dropped). Searches and reads on other threads go on meanwhile, seeing
+  // the old state or the new one, never a mix within one shard. What it
+  // costs: the records logged since the last catch-up are read and put in
+  // memtables; when the writer has flushed or merged since (the manifest
+  // changed), the changed collections are opened again (segments already
+  // open are kept, not read again) and their logs read from their flushed
+  // sequence. Files the writer removes meanwhile are handled by starting
+  // again from the manifest (bounded: see Unavailable).
+  // On a writable database: OK, nothing to do.
+  // Errors: UnavailableError when the writer replaced the files the call
+  // needed 64 times running (call again); DataLossError for damaged files;
+  // FailedPrecondition once closed; I/O errors. After an error the reader
+  // keeps answering from the state it had.
+  [[nodiscard]] virtual absl::Status CatchUp() = 0;
+
+  // ---- Whole database ----
   // ---- Whole database ----
 
   // Moves every memtable into on-disk segments; returns when durable. Every

@@ -177,6 +177,29 @@ struct Options {
   // file and offset. With salvage set, Open instead keeps the longest valid
   // prefix of that shard's log, drops the rest, and succeeds.
   bool salvage_corrupt_wal = false;
+  // Open the database as a reader (docs/architecture.md, "Reader
+  // processes"): any number of processes (or DB objects) may open it so,
+  // beside the one writer that holds it, or with none. A reader never
+  // creates, writes, truncates or removes a file (not even LOCK: it takes no
+  // lock, so it neither waits for the writer nor keeps it out), runs no
+  // flush or merge, and sees the database as it was at Open; DB::CatchUp
+  // (or catch_up_interval_ms) moves it to the writer's present. Every call
+  // that would change the database returns FailedPreconditionError.
+  // Open catches up once (UnavailableError as DB::CatchUp says, when the
+  // writer keeps changing the files it reads).
+  // create_if_missing is ignored (a missing database is NotFoundError);
+  // error_if_exists must be false; the default collection is never created
+  // (when it is absent, calls on it are NotFoundError). kAlways with a
+  // commit log: a reader reads the shards' logs, which hold every
+  // acknowledged write while the writer runs (after a machine crash, the
+  // records only the commit log kept appear once a writer has opened the
+  // database).
+  bool read_only = false;
+  // read_only only: also catch up in the background every this many
+  // milliseconds (0: only when DB::CatchUp is called). A background
+  // catch-up that fails is retried at the next period; DB::CatchUp reports
+  // its own errors. Any value.
+  uint32_t catch_up_interval_ms = 0;
   // The collection named kDefaultCollection, used by the calls without a
   // collection name. Created on first Open when dim > 0. On a later Open,
   // dim 0 means "as stored"; a different dim or metric is InvalidArgument,

@@ -227,6 +227,13 @@ void BindDb(nb::module_& m) {
            "progress: None, True (a progress line on stderr) or a callable progress(done, "
            "total), called after each shard is compacted (total: the shards of all "
            "collections; a collection whose shards share one graph reports them at once).")
+      .def("catch_up",
+           [](PyDB& self) { ThrowIfError(Run(self, [](DB& d) { return d.CatchUp(); })); },
+           "A reader (open(..., read_only=True)): moves to the database's present, seeing "
+           "every write its writer acknowledged before the call (logged, flushed or merged) "
+           "and collections created or dropped. Searches on other threads go on meanwhile. "
+           "Raises StorageError (Unavailable) when the writer replaced the files it needed 64 times "
+           "running (call again). On a writable DB it does nothing.")
       .def("wait_for_compact",
            [](PyDB& self) { ThrowIfError(Run(self, [](DB& d) { return d.WaitForCompact(); })); },
            "Returns once no flush or background merge is queued or running.")
@@ -285,8 +292,11 @@ void BindDb(nb::module_& m) {
            std::string fsync, uint32_t sync_interval_us, size_t memtable_bytes,
            std::string segment_storage, size_t memory_budget_bytes, size_t node_cache_bytes,
            uint32_t worker_threads, uint32_t max_degree, uint32_t build_list_size, float alpha,
-           std::string code, bool salvage_corrupt_wal, bool automatic_compaction) {
+           std::string code, bool salvage_corrupt_wal, bool automatic_compaction,
+           bool read_only, uint32_t catch_up_interval_ms) {
           Options options;
+          options.read_only = read_only;
+          options.catch_up_interval_ms = catch_up_interval_ms;
           options.default_collection =
               MakeCollectionOptions(dim, metric, shard_count, std::move(attributes), max_degree,
                                     build_list_size, alpha, code);
@@ -329,6 +339,8 @@ void BindDb(nb::module_& m) {
         "build_list_size"_a = GraphOptions().build_list_size, "alpha"_a = GraphOptions().alpha,
         "code"_a = "sq8", "salvage_corrupt_wal"_a = defaults.salvage_corrupt_wal,
         "automatic_compaction"_a = defaults.compaction.automatic,
+        "read_only"_a = defaults.read_only,
+        "catch_up_interval_ms"_a = defaults.catch_up_interval_ms,
         "Opens (or creates) the database at `path` and returns a DB.\n\n"
         "dim, metric, shard_count, attributes, max_degree, build_list_size, alpha, code: the "
         "collection named 'default' that the DB's own put/search use; made on first open "
@@ -339,7 +351,13 @@ void BindDb(nb::module_& m) {
         "segment_storage: 'mapped' (segments memory-mapped) or 'disk' (read with direct I/O, "
         "for data larger than RAM; memory_budget_bytes bounds what stays in memory).\n"
         "worker_threads: threads for flushes, merges and search_batch (0: one per core).\n"
-        "Raises FailedPreconditionError when another process has the database open, "
+        "read_only: open as a reader, beside the process that writes it (or with none; any "
+        "number of readers): no file is written, every write raises FailedPreconditionError, "
+        "and the reader sees the database as it was at open until catch_up() (or every "
+        "catch_up_interval_ms milliseconds, when > 0). A missing database raises "
+        "NotFoundError.\n"
+        "Raises FailedPreconditionError when another process has the database open for "
+        "writing, "
         "DataLossError when a file is damaged (naming file and offset).");
 }
 

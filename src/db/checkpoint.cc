@@ -99,6 +99,9 @@ absl::Status DBImpl::Checkpoint(const std::string& dir, const CheckpointOptions&
   if (closed_.load(std::memory_order_acquire)) {
     return absl::FailedPreconditionError("database is closed");
   }
+  // A reader knows no log positions the writer will not move past; a
+  // checkpoint is the writer's to make.
+  if (options_.read_only) return ReadOnlyError();
   if (dir.empty()) return absl::InvalidArgumentError("checkpoint: directory is empty");
   const std::string staging = dir + std::string(kTempSuffix);
   const std::string parent = ParentDir(dir);

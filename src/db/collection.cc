@@ -37,7 +37,11 @@ absl::StatusOr<std::unique_ptr<Collection>> Collection::Open(
                      context.incarnation,
                      context.db_options.segment_storage == SegmentStorage::kDisk));
   const Options& db_options = context.db_options;
-  if (db_options.fsync == FsyncPolicy::kAlways && db_options.collection_commit_log) {
+  const bool reader = db_options.read_only;
+  if (reader) {
+    c->opened_from_ = EncodeCollectionEntry(CollectionMeta{c->name_, options, shards, 0});
+  }
+  if (!reader && db_options.fsync == FsyncPolicy::kAlways && db_options.collection_commit_log) {
     wal::CommitLogOptions log_options;
     log_options.file_bytes = db_options.wal_file_bytes;
     log_options.direct_io = db_options.direct_io_log;
@@ -49,7 +53,7 @@ absl::StatusOr<std::unique_ptr<Collection>> Collection::Open(
   c->compactor_ = context.compactor;
   c->file_deleter_ = context.file_deleter;
   c->compaction_ = db_options.compaction;
-  SHOAL_RETURN_IF_ERROR(context.fs->CreateDir(dir));
+  if (!reader) SHOAL_RETURN_IF_ERROR(context.fs->CreateDir(dir));
   SHOAL_RETURN_IF_ERROR(c->OpenSharedSegments(context, shards));
   c->shards_.resize(options.shard_count);
   std::vector<absl::Status> status(options.shard_count);
@@ -75,6 +79,7 @@ absl::StatusOr<std::unique_ptr<Collection>> Collection::Open(
     if (i < shards.size()) so.meta = shards[i];
     so.shared_dir = dir;
     so.shared_segments = &c->shared_at_open_;
+    so.open_segments = context.open_segments;
     so.collection_folds = [c = c.get()] { return c->folds_.load(std::memory_order_acquire); };
     so.after_flush = [c = c.get()] { c->UpdateFoldMode(); };
     so.fold_flush = [c = c.get()](Shard* flushing) -> absl::StatusOr<bool> {
@@ -100,6 +105,10 @@ absl::StatusOr<std::unique_ptr<Collection>> Collection::Open(
   });
   c->shared_at_open_.clear();  // the shards hold theirs
   for (const absl::Status& s : status) SHOAL_RETURN_IF_ERROR(s);
+  if (reader) {
+    c->open_.store(true, std::memory_order_release);
+    return c;  // no commit log replayed into the shards, no fold scheduled
+  }
   // Shard::Open may have created shard-<n>/: make those entries durable, or a
   // machine crash could drop a shard directory with its synced log.
   SHOAL_RETURN_IF_ERROR(context.fs->SyncDir(dir));
@@ -107,6 +116,18 @@ absl::StatusOr<std::unique_ptr<Collection>> Collection::Open(
   c->open_.store(true, std::memory_order_release);
   c->UpdateFoldMode();
   return c;
+}
+
+bool Collection::OpenedFrom(const CollectionMeta& meta) const {
+  return EncodeCollectionEntry(meta) == opened_from_;
+}
+
+absl::Status Collection::FollowLogs() { return ForEachShard(&Shard::FollowLog); }
+
+absl::flat_hash_map<uint64_t, std::shared_ptr<Segment>> Collection::OpenSegments() const {
+  absl::flat_hash_map<uint64_t, std::shared_ptr<Segment>> out;
+  for (const auto& shard : shards_) shard->CollectSegments(&out);
+  return out;
 }
 
 std::string Collection::CommitLogDir() const { return JoinPath(dir_, kCommitLogDir); }

@@ -51,6 +51,9 @@ class Collection {
     std::shared_ptr<MemoryBudget> memory_budget;  // may be null
     Options db_options;
     uint64_t incarnation = 0;  // for ManifestEditor::Apply
+    // Options::read_only: segments this process has open already (the
+    // collection opened before, at catch-up), by file number; may be null.
+    const absl::flat_hash_map<uint64_t, std::shared_ptr<Segment>>* open_segments = nullptr;
   };
 
   // Opens (creating when absent) the collection stored in `dir`, recovering
@@ -112,6 +115,19 @@ class Collection {
   [[nodiscard]] absl::Status SyncWal();
   // Closes every shard; later writes return FailedPrecondition.
   [[nodiscard]] absl::Status Close();
+
+  // ---- A reader's collection (Options::read_only) ----
+  // Open then writes nothing (no directory, no commit log, no removal of
+  // files no manifest names) and starts no background work.
+  // Whether `meta` (a manifest's entry of this name) is the entry the
+  // collection was opened from: same options, segments and flushed
+  // sequences. When not, the reader opens it again.
+  bool OpenedFrom(const CollectionMeta& meta) const;
+  // Applies the records the shards' logs gained since (Shard::FollowLog:
+  // AbortedError or NotFoundError ask for an open from a fresh manifest).
+  [[nodiscard]] absl::Status FollowLogs();
+  // Every segment the shards hold, by file number (for the next open).
+  absl::flat_hash_map<uint64_t, std::shared_ptr<Segment>> OpenSegments() const;
 
   // Set (under the DB's manifest lock) once a DropCollection has taken the
   // collection out of the manifest, before it is closed: its calls may then
@@ -233,6 +249,8 @@ class Collection {
   FileDeleter* file_deleter_ = nullptr;    // may be null: obsolete files go at once
   CompactionOptions compaction_;
   absl::flat_hash_map<uint64_t, std::shared_ptr<Segment>> shared_at_open_;  // Open only
+  // Options::read_only: the manifest entry opened from, encoded (OpenedFrom).
+  std::string opened_from_;
   // The collection merges its shards' segments. Set while it opens: the
   // shards merge nothing of their own before the mode is known.
   std::atomic<bool> folds_{true};

@@ -24,6 +24,13 @@ absl::Status Collection::OpenSharedSegments(const Context& context,
   for (const ShardMeta& shard : shards) {
     for (const SegmentMeta& meta : shard.segments) {
       if (!meta.shared || !named.insert(meta.number).second) continue;
+      if (context.open_segments != nullptr) {
+        const auto it = context.open_segments->find(meta.number);
+        if (it != context.open_segments->end()) {
+          shared_at_open_[meta.number] = it->second;
+          continue;
+        }
+      }
       SHOAL_ASSIGN_OR_RETURN(
           shared_at_open_[meta.number],
           Segment::Open(fs_, SharedSegmentPath(meta.number), options_.dim, options_.metric,
@@ -32,6 +39,7 @@ absl::Status Collection::OpenSharedSegments(const Context& context,
                          context.pool}));
     }
   }
+  if (context.db_options.read_only) return absl::OkStatus();  // a reader removes nothing
   SHOAL_ASSIGN_OR_RETURN(std::vector<std::string> names, fs_->ListDir(dir_));
   for (const std::string& name : names) {
     uint64_t number;

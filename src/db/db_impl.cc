@@ -67,6 +67,7 @@ DBImpl::DBImpl(const Options& options, std::string path, FileSystem* fs)
 DBImpl::~DBImpl() { (void)Close(); }
 
 absl::Status DBImpl::Open() {
+  if (options_.read_only) return OpenReader();
   if (!fs_->Exists(path_)) {
     if (!options_.create_if_missing) {
       return absl::NotFoundError(absl::StrCat(
@@ -134,7 +135,10 @@ absl::Status DBImpl::OpenDefaultCollection() {
   const CollectionOptions& want = options_.default_collection;
   if (want.dim == 0) return absl::OkStatus();
   auto it = collections_.find(kDefaultCollection);
-  if (it == collections_.end()) return CreateLocked(kDefaultCollection, want);
+  if (it == collections_.end()) {
+    // A reader creates nothing: calls on it are NotFound until a writer has.
+    return options_.read_only ? absl::OkStatus() : CreateLocked(kDefaultCollection, want);
+  }
   const CollectionOptions& have = it->second->options();
   if (have.dim != want.dim || have.metric != want.metric ||
       (want.shard_count != 0 && want.shard_count != have.shard_count)) {
@@ -171,6 +175,7 @@ absl::Status DBImpl::WriteManifestLocked() {
 }
 
 absl::Status DBImpl::CheckWritable() const {
+  if (options_.read_only) return ReadOnlyError();
   if (!read_only_.load(std::memory_order_acquire)) return absl::OkStatus();
   MutexLock lock(&manifest_mu_);
   return read_only_cause_;
@@ -488,6 +493,7 @@ absl::Status DBImpl::Compact(const ProgressFn& progress) {
 
 absl::Status DBImpl::WaitForCompact() {
   if (closed_.load()) return absl::FailedPreconditionError("database is closed");
+  if (options_.read_only) return absl::OkStatus();  // a reader runs no flush or merge
   absl::Status first;
   for (auto& c : AllCollections()) {
     absl::Status s = c->WaitForCompact();

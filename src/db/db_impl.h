@@ -83,6 +83,8 @@ class DBImpl final : public DB, private ManifestEditor {
   using DB::Checkpoint;
   using DB::GetRecord;
   using DB::GetRecords;
+  // db/db_reader.cc.
+  absl::Status CatchUp() override;
   absl::Status Flush() override;
   // For the inspection tools (db/inspect.h).
   std::vector<struct CollectionReport> CollectStats() const;
@@ -114,6 +116,31 @@ class DBImpl final : public DB, private ManifestEditor {
                      std::span<const ShardEdit> edits) override;
   absl::Status OpenDefaultCollection() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void IntervalSyncLoop();
+
+  // ---- A reader (Options::read_only; db/db_reader.cc) ----
+  // Open's work for a reader: no lock, no file written; the first catch-up.
+  absl::Status OpenReader() ABSL_LOCKS_EXCLUDED(mu_);
+  // One attempt of CatchUp: the manifest read, every collection followed or
+  // opened again. AbortedError / NotFoundError: the writer changed files
+  // meanwhile, try again.
+  absl::Status CatchUpOnce() ABSL_EXCLUSIVE_LOCKS_REQUIRED(catch_up_mu_);
+  // CatchUpOnce's work on one collection of the manifest: follows the logs
+  // of `existing` (may be null) when `meta` is the entry it was opened
+  // from, else opens the collection again from `meta` into *opened.
+  absl::Status CatchUpCollection(CollectionMeta& meta, Collection* existing,
+                                 std::shared_ptr<Collection>* opened)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(catch_up_mu_);
+  // Options::catch_up_interval_ms (on sync_thread_).
+  void CatchUpLoop();
+  // The error every call that would change a reader's database returns.
+  absl::Status ReadOnlyError() const;
+  // MANIFEST as a reader reads it (whole; DataLoss when damaged).
+  absl::StatusOr<Manifest> ReadManifestForReader() const;
+  Mutex catch_up_mu_;  // one catch-up at a time; before mu_
+  // Segments open, by number, for the next collection a catch-up opens
+  // (those of the collections it replaces, and of an attempt that failed).
+  absl::flat_hash_map<uint64_t, std::shared_ptr<Segment>> spare_segments_
+      ABSL_GUARDED_BY(catch_up_mu_);
   std::vector<std::shared_ptr<Collection>> AllCollections() const;
 
   const Options options_;

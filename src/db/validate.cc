@@ -68,6 +68,11 @@ absl::Status ValidateOptions(const Options& o) {
                                                    kMaxWalFileBytes, ", got ",
                                                    o.wal_file_bytes));
   }
+  if (o.read_only && o.error_if_exists) {
+    return absl::InvalidArgumentError(
+        "Options::error_if_exists must be false with Options::read_only (a reader opens an "
+        "existing database only)");
+  }
   SHOAL_RETURN_IF_ERROR(CheckCompaction(o.compaction));
   if (o.worker_threads > kMaxWorkerThreads) {
     return absl::InvalidArgumentError(absl::StrCat(

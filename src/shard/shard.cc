@@ -35,8 +35,14 @@ std::string Shard::SegmentPath(uint64_t number) const {
 
 absl::StatusOr<std::unique_ptr<Shard>> Shard::Open(FileSystem* fs, const std::string& dir,
                                                    const ShardOptions& options) {
-  SHOAL_RETURN_IF_ERROR(fs->CreateDir(dir));
   std::unique_ptr<Shard> shard(new Shard(fs, dir, options));
+  if (options.db.read_only) {
+    // Writes nothing: no directory made, no file removed, no log opened.
+    SHOAL_RETURN_IF_ERROR(shard->OpenSegments());
+    SHOAL_RETURN_IF_ERROR(shard->FollowLog());
+    return shard;
+  }
+  SHOAL_RETURN_IF_ERROR(fs->CreateDir(dir));
   SHOAL_RETURN_IF_ERROR(shard->OpenSegments());
   SHOAL_RETURN_IF_ERROR(shard->Recover());
   return shard;

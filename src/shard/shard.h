@@ -16,7 +16,8 @@
 // records), shard_write.cc (puts, deletes, back-pressure, freezing),
 // shard_batch.cc (a batch over several shards), shard_flush.cc (flushes,
 // bulk loads, compaction: every way a segment is published) and
-// shard_read.cc (Get, Search), shard_checkpoint.cc (a checkpoint's cut).
+// shard_read.cc (Get, Search), shard_checkpoint.cc (a checkpoint's cut),
+// shard_reader.cc (a reader process's shard: Options::read_only).
 //
 // Thread-safe.
 
@@ -59,6 +60,7 @@
 #include "version/manifest_editor.h"
 #include "version/source_set.h"
 #include "wal/commit_log.h"
+#include "wal/log_tail.h"
 #include "wal/wal_reader.h"
 #include "wal/wal_writer.h"
 
@@ -311,6 +313,19 @@ class Shard {
   // ClosedError().
   [[nodiscard]] absl::Status Close();
 
+  // ---- A reader's shard (Options::read_only; shard_reader.cc) ----
+  // Open (read-only) replays the log files through a LogTail, which writes
+  // nothing; FollowLog applies the records appended since. AbortedError
+  // when a record is missing between the last one applied (or the flushed
+  // sequence) and the next one found (the writer flushed them and removed
+  // their log file since the manifest was read): the caller opens the
+  // collection again from a fresh manifest. NotFoundError when a file went
+  // away before it was opened (the same). Apply under the shard's lock;
+  // reads of the files do not hold it.
+  [[nodiscard]] absl::Status FollowLog();
+  // Adds this shard's segments (by file number) to *out.
+  void CollectSegments(absl::flat_hash_map<uint64_t, std::shared_ptr<Segment>>* out) const;
+
   const RecoveryStats& recovery_stats() const { return recovery_; }
   size_t live_count() const;
 
@@ -416,6 +431,11 @@ class Shard {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status ApplyRecord(const wal::RecordView& r, uint64_t file_number)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // ---- shard_reader.cc ----
+  // A segment of meta: the one already open (ShardOptions::open_segments),
+  // else its file opened.
+  absl::StatusOr<std::shared_ptr<Segment>> OpenOrReuseSegment(const SegmentMeta& meta) const;
 
   // ---- shard_write.cc ----
   // Appends a record of `payload_length` bytes, written by `fill`, to the
@@ -625,6 +645,12 @@ class Shard {
   // Sequences of bulk parts prepared but not yet installed or discarded.
   std::multiset<uint64_t> pending_bulk_ ABSL_GUARDED_BY(mu_);
   Mutex compact_mu_;  // one compaction at a time
+  // A reader's log (Options::read_only): where it has read up to, and
+  // whether a record has been applied yet (the first may follow a bulk
+  // segment, as in ReplayLog). Taken before mu_.
+  Mutex tail_mu_;
+  std::unique_ptr<wal::LogTail> tail_ ABSL_GUARDED_BY(tail_mu_);
+  bool tail_first_ ABSL_GUARDED_BY(tail_mu_) = true;
 };
 
 // Records `edits` (one per shard of `collection`, each adding the segment

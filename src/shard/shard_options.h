@@ -81,6 +81,10 @@ struct ShardOptions {
   // their own first. Returns whether it did (false: the shard flushes it
   // itself, e.g. while the collection opens). May be empty (never).
   std::function<absl::StatusOr<bool>(Shard*)> fold_flush;
+  // Options::read_only: segments already open in this process (a reader
+  // opening a collection again at catch-up), by file number, used instead of
+  // opening their files again. May be null.
+  const absl::flat_hash_map<uint64_t, std::shared_ptr<Segment>>* open_segments = nullptr;
   // Called once this shard's manifest entry no longer names shared segment
   // `number`: the collection removes the file when no shard names it. May
   // be empty.

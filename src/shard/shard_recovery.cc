@@ -32,11 +32,10 @@ absl::Status Shard::OpenSegments() {
       sources_.AddSegment({std::move(shared), meta});
       continue;
     }
-    SHOAL_ASSIGN_OR_RETURN(
-        std::shared_ptr<Segment> segment,
-        OpenSegment(SegmentPath(meta.number)));
+    SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Segment> segment, OpenOrReuseSegment(meta));
     sources_.AddSegment({std::move(segment), meta});
   }
+  if (options_.db.read_only) return absl::OkStatus();  // a reader removes nothing
   // Files no manifest entry names: segments of a flush or bulk load that
   // crashed before its manifest edit, and temporary files.
   SHOAL_ASSIGN_OR_RETURN(std::vector<std::string> names, fs_->ListDir(dir_));

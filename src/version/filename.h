@@ -3,7 +3,7 @@
 // The one place that names (and parses) every file and directory of a
 // database (LevelDB's filename.h). A database directory holds:
 //
-//   LOCK                                   flock: one process at a time
+//   LOCK                                   flock: one writer at a time (readers take none)
 //   MANIFEST                               collections, shards, segments
 //   MANIFEST.tmp                           a manifest being written
 //   <collection>/                          one per collection

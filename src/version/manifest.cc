@@ -161,4 +161,11 @@ absl::StatusOr<Manifest> DecodeManifest(std::string_view bytes, const std::strin
   return manifest;
 }
 
+std::string EncodeCollectionEntry(const CollectionMeta& collection) {
+  Manifest m;
+  m.next_file_number = 0;
+  m.collections.push_back(collection);
+  return EncodeManifest(m);
+}
+
 }  // namespace shoal

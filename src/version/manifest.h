@@ -59,6 +59,10 @@ struct Manifest {
 };
 
 std::string EncodeManifest(const Manifest& manifest);
+// One collection's entry as bytes (a manifest holding it alone, next file
+// number 0): equal bytes, equal options, segments and flushed sequences.
+// A reader compares entries this way (db/db_reader.cc).
+std::string EncodeCollectionEntry(const CollectionMeta& collection);
 // DataLossError naming `path` when the bytes are damaged or inconsistent.
 absl::StatusOr<Manifest> DecodeManifest(std::string_view bytes, const std::string& path);
 

@@ -145,6 +145,13 @@ bool AllZero(std::string_view bytes) {
   return std::all_of(bytes.begin(), bytes.end(), [](char c) { return c == 0; });
 }
 
+// Whether the file header at the start of `data` (>= kFileHeaderSize bytes)
+// has the magic and a matching checksum.
+bool HeaderIntact(std::string_view data) {
+  return std::memcmp(data.data(), kFileMagic.data(), kFileMagic.size()) == 0 &&
+         DecodeFixed32(data.data() + 28) == static_cast<uint32_t>(Checksum64(data.data(), 28));
+}
+
 }  // namespace
 
 absl::StatusOr<ReadResult> ReadWalFile(
@@ -166,32 +173,18 @@ absl::StatusOr<ReadResult> ReadWalFile(
     result.torn_tail = !AllZero(data);
     return result;
   }
-  const char* h = data.data();
-  if (std::memcmp(h, kFileMagic.data(), kFileMagic.size()) != 0 ||
-      DecodeFixed32(h + 28) != static_cast<uint32_t>(Checksum64(h, 28))) {
+  if (!HeaderIntact(data)) {
     // A process killed while it stored a new file's header leaves part of
     // it in a file of zeros (the writer stores the header before anything
     // else goes into the file): as a header that never reached the disk.
-    // Anything else after a damaged header is damage.
+    // Anything else after a damaged header is damage (CheckFileHeader).
     if (AllZero(data.substr(kFileHeaderSize))) {
       result.torn_tail = true;
       return result;
     }
-    return absl::DataLossError(
-        absl::StrCat("write-ahead log ", path, ": damaged file header at offset 0"));
   }
-  const uint32_t version = DecodeFixed32(h + 8);
-  if (version < kMinFormatVersion || version > kFormatVersion) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "write-ahead log ", path, ": unsupported format version ", version,
-        " (this build reads ", kMinFormatVersion, " to ", kFormatVersion, ")"));
-  }
+  SHOAL_ASSIGN_OR_RETURN(const uint32_t version, CheckFileHeader(data, path, shard, number));
   result.version = version;
-  if (DecodeFixed32(h + 12) != shard || DecodeFixed64(h + 16) != number) {
-    return absl::DataLossError(absl::StrCat(
-        "write-ahead log ", path, ": header names shard ", DecodeFixed32(h + 12),
-        " file ", DecodeFixed64(h + 16), ", expected shard ", shard, " file ", number));
-  }
 
   size_t off = kFileHeaderSize;
   while (off + kRecordHeaderSize <= data.size()) {
@@ -224,6 +217,46 @@ absl::StatusOr<ReadResult> ReadWalFile(
   }
   result.torn_tail = !AllZero(data.substr(result.valid_end));
   return result;
+}
+
+absl::StatusOr<uint32_t> CheckFileHeader(std::string_view data, const std::string& path,
+                                         uint32_t shard, uint64_t number) {
+  if (data.size() < kFileHeaderSize) {
+    return absl::DataLossError(absl::StrCat("write-ahead log ", path, ": shorter than a header"));
+  }
+  if (AllZero(data.substr(0, kFileHeaderSize))) return 0;
+  const char* h = data.data();
+  if (!HeaderIntact(data)) {
+    return absl::DataLossError(
+        absl::StrCat("write-ahead log ", path, ": damaged file header at offset 0"));
+  }
+  const uint32_t version = DecodeFixed32(h + 8);
+  if (version < kMinFormatVersion || version > kFormatVersion) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "write-ahead log ", path, ": unsupported format version ", version,
+        " (this build reads ", kMinFormatVersion, " to ", kFormatVersion, ")"));
+  }
+  if (DecodeFixed32(h + 12) != shard || DecodeFixed64(h + 16) != number) {
+    return absl::DataLossError(absl::StrCat(
+        "write-ahead log ", path, ": header names shard ", DecodeFixed32(h + 12),
+        " file ", DecodeFixed64(h + 16), ", expected shard ", shard, " file ", number));
+  }
+  return version;
+}
+
+absl::StatusOr<bool> ParseShardRecord(std::string_view data, size_t off, uint32_t dim,
+                                      uint32_t version, RecordView* out) {
+  if (ParseRecordAt(data, off, dim, /*commit_log=*/false, version, out) != Parse::kValid) {
+    return false;
+  }
+  if (out->type == RecordType::kPutRecords) {
+    absl::Status s = CheckExtras(*out);
+    if (!s.ok()) {
+      return absl::DataLossError(absl::StrCat("damaged record at offset ", off, ": ",
+                                              s.message()));
+    }
+  }
+  return true;
 }
 
 absl::Status DecodeShardRecord(const RecordView& r, uint32_t dim, uint32_t* shard,

@@ -66,6 +66,26 @@ struct ReadResult {
     uint64_t number, uint32_t dim,
     const std::function<absl::Status(const RecordView&)>& on_record);
 
+// Checks the file header at the start of `data` (at least kFileHeaderSize
+// bytes) of the file at `path`: returns its version, or 0 when the header
+// is all zeros (created, not yet written). DataLossError for a damaged
+// header or one naming another shard or file number; FailedPreconditionError
+// for an unsupported version.
+[[nodiscard]] absl::StatusOr<uint32_t> CheckFileHeader(std::string_view data,
+                                                       const std::string& path, uint32_t shard,
+                                                       uint64_t number);
+
+// Whether a shard log record starts at `off` of `data` (bytes of a file of
+// format `version`) and is whole and valid there: its header consistent
+// with `dim`, its payload inside `data`, its checksum matching, and (for
+// kPutRecords) its extras parsing. Sets *out (offset relative to `data`)
+// when it is. Sync marks and other safe-to-ignore records are valid too
+// (the caller skips them). DataLossError when the checksum matches but the
+// extras do not parse (as ReadWalFile).
+[[nodiscard]] absl::StatusOr<bool> ParseShardRecord(std::string_view data, size_t off,
+                                                    uint32_t dim, uint32_t version,
+                                                    RecordView* out);
+
 // The shard record a commit log's kShardRecord `r` holds, checked against the
 // collection's `dim`: its shard in *shard, the record in *inner (pointing
 // into r's bytes; offset = r's, version = r's). DataLossError when it is not
