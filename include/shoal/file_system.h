@@ -216,6 +216,20 @@ class FileSystem {
   virtual absl::StatusOr<std::string> ReadFile(const std::string& path) = 0;
 
   virtual absl::Status Rename(const std::string& from, const std::string& to) = 0;
+  // Makes `to` a second name of the existing file `from` (a hard link);
+  // `to` must not exist. Either name then reads the same bytes; creating
+  // the link is made durable by SyncDir of `to`'s directory, the file's
+  // bytes by SyncFile. UnimplementedError when this file system cannot
+  // link (the default), and the errno's status when linking fails (e.g.
+  // EXDEV: `from` is on another file system): callers then copy.
+  virtual absl::Status LinkFile(const std::string& from, const std::string& to) {
+    return absl::UnimplementedError("no hard links on this file system");
+  }
+  // fdatasyncs an existing file's bytes (one another process may have
+  // written). UnimplementedError when this file system cannot (the default).
+  virtual absl::Status SyncFile(const std::string& path) {
+    return absl::UnimplementedError("no SyncFile on this file system");
+  }
   virtual absl::Status RemoveFile(const std::string& path) = 0;
   // Removes a directory and everything below it. OK when it does not exist.
   virtual absl::Status RemoveDirRecursive(const std::string& path) = 0;
