@@ -66,6 +66,8 @@ ABSL_FLAG(bool, one_graph, false,
 ABSL_FLAG(std::string, prefix, "segment", "write-segments: the files' name prefix");
 ABSL_FLAG(std::string, method, "link",
           "ingest: link (hard link, else copy), copy, or move (link, then remove the file)");
+ABSL_FLAG(bool, verify_checksums, true,
+          "ingest: read every byte of every file and check its checksums first");
 ABSL_FLAG(uint32_t, k, 10, "search: neighbours per query");
 ABSL_FLAG(uint32_t, list_size, 100,
           "search: candidate list size L (>= 1; below k: shorter walks, lower recall)");
@@ -230,6 +232,7 @@ int Ingest(const std::vector<char*>& args) {
   } else {
     return kUsage;
   }
+  options.verify_checksums = absl::GetFlag(FLAGS_verify_checksums);
   auto db = OpenExisting(args[1]);
   if (!db.ok()) return Fail(db.status(), "ingest");
   const std::vector<std::string> files(args.begin() + 2, args.end());
@@ -561,7 +564,7 @@ int main(int argc, char** argv) {
       {"search", Search, "shoal search DIR --query FILE [-k 10] [--list_size 100] [--collection NAME]"},
       {"export", Export, "shoal export DIR --to FILE.npy|FILE.fbin [--collection NAME]"},
       {"write-segments", WriteSegments, "shoal write-segments OUT FILE --like DIR [--collection NAME] [--first_id N] [--max_rows N] [--one_graph] [--prefix P]"},
-      {"ingest", Ingest, "shoal ingest DIR SEGMENT... [--collection NAME] [--method link|copy|move]"},
+      {"ingest", Ingest, "shoal ingest DIR SEGMENT... [--collection NAME] [--method link|copy|move] [--noverify_checksums]"},
       {"stats", Stats, "shoal stats DIR"},
       {"verify", Verify, "shoal verify DIR   (exit 0: intact, 3: damage found)"},
       {"dump-wal", DumpWal, "shoal dump-wal FILE"},

@@ -189,15 +189,29 @@ class SegmentWriterImpl final : public SegmentWriter {
     for (const ShardRows& p : parts) any_extras |= !p.extras_end.empty();
     std::string none;
     record::AppendEncoded(record::Extras(), &none);
-    for (const ShardRows& p : parts) {
+    // Each part's last row of each id; one part without repeats is built
+    // from its rows as they are (no second copy of the vectors).
+    std::vector<std::vector<bool>> keep(parts.size());
+    bool repeats = false;
+    for (size_t j = 0; j < parts.size(); ++j) {
+      const ShardRows& p = parts[j];
       absl::flat_hash_map<uint64_t, size_t> last;
       last.reserve(p.ids.size());
       for (size_t i = 0; i < p.ids.size(); ++i) last[p.ids[i]] = i;
+      keep[j].resize(p.ids.size());
+      for (size_t i = 0; i < p.ids.size(); ++i) keep[j][i] = last[p.ids[i]] == i;
+      repeats |= last.size() != p.ids.size();
+    }
+    const bool in_place = parts.size() == 1 && !repeats;
+    for (size_t j = 0; j < parts.size(); ++j) {
+      const ShardRows& p = parts[j];
       for (size_t i = 0; i < p.ids.size(); ++i) {
-        if (last[p.ids[i]] != i) continue;
-        ids.push_back(p.ids[i]);
-        vectors.insert(vectors.end(), p.vectors.begin() + i * dim,
-                       p.vectors.begin() + (i + 1) * dim);
+        if (!keep[j][i]) continue;
+        if (!in_place) {
+          ids.push_back(p.ids[i]);
+          vectors.insert(vectors.end(), p.vectors.begin() + i * dim,
+                         p.vectors.begin() + (i + 1) * dim);
+        }
         if (!any_extras) continue;
         if (p.extras_end.empty()) {
           extras.push_back(none);
@@ -207,13 +221,15 @@ class SegmentWriterImpl final : public SegmentWriter {
         }
       }
     }
-    const std::vector<uint64_t> sequences(ids.size(), 0);  // IngestSegments assigns its own
+    const std::span<const uint64_t> row_ids = in_place ? parts[0].ids : ids;
+    // IngestSegments ranks the file by the sequence it takes, not these.
+    const std::vector<uint64_t> sequences(row_ids.size(), 0);
     SegmentContents contents;
     contents.dim = dim;
     contents.metric = options_.collection.metric;
-    contents.ids = ids;
+    contents.ids = row_ids;
     contents.sequences = sequences;
-    contents.vectors = vectors.data();
+    contents.vectors = in_place ? parts[0].vectors.data() : vectors.data();
     contents.extras = extras;
     SegmentBuildOptions build;
     build.graph = options_.collection.graph;
