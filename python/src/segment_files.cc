@@ -15,6 +15,7 @@
 #include "collection_ref.h"
 #include "data_calls.h"
 #include "nanobind/nanobind.h"
+#include "nanobind/stl/optional.h"
 #include "nanobind/stl/string.h"
 #include "nanobind/stl/vector.h"
 #include "records.h"
