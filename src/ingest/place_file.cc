@@ -3,6 +3,7 @@
 #include "ingest/place_file.h"
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <string_view>
 
@@ -15,17 +16,39 @@ namespace {
 // Bytes appended at a time while copying.
 constexpr size_t kCopyChunkBytes = size_t{4} << 20;
 
+// Calls write(bytes) for the whole of `from`, a chunk at a time: read with
+// pread where the file system has it (a mapping would take a page fault per
+// 4 KiB: 0.1-0.2 s of a 1 GB copy), else through a read-only mapping.
+absl::Status ReadChunks(FileSystem* fs, const std::string& from,
+                        const std::function<absl::Status(std::string_view)>& write) {
+  absl::StatusOr<std::unique_ptr<RandomAccessFile>> file =
+      fs->OpenRandomAccess(from, /*direct=*/false);
+  if (absl::IsUnimplemented(file.status())) {
+    SHOAL_ASSIGN_OR_RETURN(std::unique_ptr<ReadOnlyMappedFile> in, fs->OpenReadOnlyMapped(from));
+    for (size_t at = 0; at < in->size(); at += kCopyChunkBytes) {
+      SHOAL_RETURN_IF_ERROR(
+          write(std::string_view(in->data() + at, std::min(kCopyChunkBytes, in->size() - at))));
+    }
+    return absl::OkStatus();
+  }
+  if (!file.ok()) return file.status();
+  std::unique_ptr<char[]> buffer(new char[kCopyChunkBytes]);
+  const uint64_t size = (*file)->size();
+  for (uint64_t at = 0; at < size; at += kCopyChunkBytes) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(kCopyChunkBytes, size - at));
+    SHOAL_RETURN_IF_ERROR((*file)->Read(at, n, buffer.get()));
+    SHOAL_RETURN_IF_ERROR(write(std::string_view(buffer.get(), n)));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CopyFile(FileSystem* fs, const std::string& from, const std::string& to) {
-  SHOAL_ASSIGN_OR_RETURN(std::unique_ptr<ReadOnlyMappedFile> in, fs->OpenReadOnlyMapped(from));
   const std::string tmp = to + std::string(kTempSuffix);
   absl::Status s;
   {
     absl::StatusOr<std::unique_ptr<WritableFile>> out = fs->NewWritableFile(tmp);
     if (!out.ok()) return out.status();
-    for (size_t at = 0; at < in->size() && s.ok(); at += kCopyChunkBytes) {
-      const size_t n = std::min(kCopyChunkBytes, in->size() - at);
-      s = (*out)->Append(std::string_view(in->data() + at, n));
-    }
+    s = ReadChunks(fs, from, [&](std::string_view bytes) { return (*out)->Append(bytes); });
     if (s.ok()) s = (*out)->Sync();
     const absl::Status closed = (*out)->Close();
     if (s.ok()) s = closed;
