@@ -612,7 +612,7 @@ std::vector<IoCase> Cases() {
     // Segment files a SegmentWriter built outside the database (on the
     // healthy file system), ingested through the failing one: a copy each
     // (the fault-injecting file system has no links).
-    IoCase& c = add("IngestSegments");
+    IoCase& c = add_merge("IngestSegments");  // kAlways, the power lost at each step too
     c.setup = [](DB& db, Tracker* t) { PutRange(db, t, "default", 0, 10); };
     c.call = [](DB& db, Tracker* t) -> absl::Status {
       absl::StatusOr<CollectionOptions> options = db.GetCollectionOptions("default");
