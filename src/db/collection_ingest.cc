@@ -104,13 +104,24 @@ absl::Status Collection::IngestSegments(std::span<const std::string> files,
   // 3. Linked or copied in, under names no manifest holds yet; then the
   // directories synced once, so that every name is durable before the
   // manifest names it.
-  std::set<std::string> dirs;
-  for (Placement& p : placements) {
-    absl::Status s = ingest::PlaceFile(fs_, p.file->path, p.dest, options.method, &p.linked);
-    if (!s.ok()) return Prefixed(s);
-    p.placed = true;
-    dirs.insert(p.dest.substr(0, p.dest.find_last_of('/')));
+  // The files at once on the pool: a copy's write and fdatasync of one file
+  // overlap another's.
+  std::vector<absl::Status> placed(placements.size());
+  auto place = [&](size_t i) {
+    Placement& p = placements[i];
+    placed[i] = ingest::PlaceFile(fs_, p.file->path, p.dest, options.method, &p.linked);
+    p.placed = placed[i].ok();
+  };
+  if (pool_ != nullptr && placements.size() > 1) {
+    pool_->ParallelFor(placements.size(), place);
+  } else {
+    for (size_t i = 0; i < placements.size(); ++i) place(i);
   }
+  for (const absl::Status& s : placed) {
+    if (!s.ok()) return Prefixed(s);
+  }
+  std::set<std::string> dirs;
+  for (const Placement& p : placements) dirs.insert(p.dest.substr(0, p.dest.find_last_of('/')));
   for (const std::string& d : dirs) {
     absl::Status s = fs_->SyncDir(d);
     if (!s.ok()) return Prefixed(s);
