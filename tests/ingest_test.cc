@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -21,6 +22,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -548,6 +550,47 @@ TEST(SegmentWriterTest, BadOptionsAndBadRowsAreRefused) {
   ASSERT_OK(first->Add(ids, Rows(ids, 0)));
   ASSERT_OK(first->Finish());
   EXPECT_STATUS_CODE(SegmentWriter::Create(out.path(), w), absl::StatusCode::kAlreadyExists);
+}
+
+TEST(IngestConcurrencyTest, WritesSearchesAndMergesGoOnDuringIngests) {
+  TempDir dir, out;
+  Options o = Opts();
+  o.memtable_bytes = 64 << 10;  // flushes (and merges) while the ingests run
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(o, dir.path()));
+  ASSERT_OK_AND_ASSIGN(CollectionOptions c, db->GetCollectionOptions(kDefaultCollection));
+  constexpr int kFiles = 6;
+  std::vector<std::vector<std::string>> files;
+  for (int f = 0; f < kFiles; ++f) {
+    ASSERT_OK_AND_ASSIGN(std::vector<std::string> written,
+                         Write(out.path(), c, 10000 + f * 500, 10500 + f * 500, 0,
+                               /*one_graph=*/f % 2 == 1, "f" + std::to_string(f)));
+    files.push_back(written);
+  }
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> put{0};
+  std::thread writer([&] {
+    for (uint64_t id = 0; !stop.load(); ++id) {
+      ASSERT_OK(db->Put(id, test::RandomVector(kDim, id)));
+      put.store(id + 1);
+    }
+  });
+  std::thread searcher([&] {
+    while (!stop.load()) {
+      ASSERT_OK_AND_ASSIGN(std::vector<Neighbor> got,
+                           db->Search(test::RandomVector(kDim, put.load())));
+      EXPECT_TRUE(test::IsSortedTopK(got, 10));
+    }
+  });
+  for (int f = 0; f < kFiles; ++f) EXPECT_OK(db->IngestSegments(kDefaultCollection, files[f]));
+  stop.store(true);
+  writer.join();
+  searcher.join();
+  ASSERT_OK(db->WaitForCompact());
+  for (uint64_t id = 10000; id < 10000 + kFiles * 500; ++id) {
+    ASSERT_OK_AND_ASSIGN(std::vector<float> v, db->Get(id));
+    EXPECT_EQ(v, test::RandomVector(kDim, id)) << id;
+  }
+  for (uint64_t id = 0; id < put.load(); ++id) ASSERT_OK(db->Get(id)) << id;
 }
 
 // ---- Crash: kill -9 anywhere in an ingest leaves all of it or none ----
