@@ -10,6 +10,7 @@
 // file's entries carry. A crash before the manifest write leaves files no
 // manifest names, which Open removes; after it, everything is in.
 
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -29,6 +30,35 @@ absl::Status Prefixed(const absl::Status& s) {
   return absl::Status(s.code(), absl::StrCat("IngestSegments: ", s.message()));
 }
 
+// fn(0) .. fn(n - 1), at once on `pool` (may be null) when n > 1: the files
+// of an ingest are checked and placed together (reading and hashing every
+// byte is most of a linked ingest; a copy's write and fdatasync of one file
+// overlap another's).
+void ForEachFile(ThreadPool* pool, size_t n, const std::function<void(size_t)>& fn) {
+  if (pool != nullptr && n > 1) {
+    pool->ParallelFor(n, fn);
+  } else {
+    for (size_t i = 0; i < n; ++i) fn(i);
+  }
+}
+
+// The files checked (ingest_check.h), those without vectors left out; the
+// first error in the caller's order.
+absl::StatusOr<std::vector<ingest::CheckedFile>> CheckFiles(
+    FileSystem* fs, ThreadPool* pool, std::span<const std::string> files,
+    const CollectionOptions& collection, bool verify) {
+  std::vector<absl::StatusOr<ingest::CheckedFile>> results(files.size());
+  ForEachFile(pool, files.size(), [&](size_t i) {
+    results[i] = ingest::CheckFile(fs, files[i], collection, verify);
+  });
+  std::vector<ingest::CheckedFile> checked;
+  for (absl::StatusOr<ingest::CheckedFile>& file : results) {
+    if (!file.ok()) return file.status();
+    if (file->header.vector_count > 0) checked.push_back(std::move(file).value());
+  }
+  return checked;
+}
+
 }  // namespace
 
 absl::Status Collection::IngestSegments(std::span<const std::string> files,
@@ -39,26 +69,14 @@ absl::Status Collection::IngestSegments(std::span<const std::string> files,
   }
   timing::Scope timing("ingest", "collection,files,vectors,check_us,prepare_us,place_us,"
                                  "open_us,publish_us,total_us");
-  // 1. Every file checked before anything changes, the files at once on the
-  // pool (reading and hashing every byte is most of a linked ingest); the
-  // first file's error in the caller's order is reported.
-  std::vector<absl::StatusOr<ingest::CheckedFile>> results(files.size());
-  auto check = [&](size_t i) {
-    results[i] = ingest::CheckFile(fs_, files[i], options_, options.verify_checksums);
-  };
-  if (pool_ != nullptr && files.size() > 1) {
-    pool_->ParallelFor(files.size(), check);
-  } else {
-    for (size_t i = 0; i < files.size(); ++i) check(i);
-  }
-  std::vector<ingest::CheckedFile> checked;
-  uint64_t vectors = 0;
-  for (absl::StatusOr<ingest::CheckedFile>& file : results) {
-    if (!file.ok()) return Prefixed(file.status());
-    vectors += file->header.vector_count;
-    if (file->header.vector_count > 0) checked.push_back(std::move(file).value());
-  }
+  // 1. Every file checked before anything changes.
+  absl::StatusOr<std::vector<ingest::CheckedFile>> checked_or =
+      CheckFiles(fs_, pool_, files, options_, options.verify_checksums);
+  if (!checked_or.ok()) return Prefixed(checked_or.status());
+  const std::vector<ingest::CheckedFile>& checked = *checked_or;
   if (checked.empty()) return absl::OkStatus();
+  uint64_t vectors = 0;
+  for (const ingest::CheckedFile& file : checked) vectors += file.header.vector_count;
   const int64_t check_us = timing.Lap();
 
   // 2. A bulk part on each shard a file has entries of, in file order: a
@@ -104,19 +122,12 @@ absl::Status Collection::IngestSegments(std::span<const std::string> files,
   // 3. Linked or copied in, under names no manifest holds yet; then the
   // directories synced once, so that every name is durable before the
   // manifest names it.
-  // The files at once on the pool: a copy's write and fdatasync of one file
-  // overlap another's.
   std::vector<absl::Status> placed(placements.size());
-  auto place = [&](size_t i) {
+  ForEachFile(pool_, placements.size(), [&](size_t i) {
     Placement& p = placements[i];
     placed[i] = ingest::PlaceFile(fs_, p.file->path, p.dest, options.method, &p.linked);
     p.placed = placed[i].ok();
-  };
-  if (pool_ != nullptr && placements.size() > 1) {
-    pool_->ParallelFor(placements.size(), place);
-  } else {
-    for (size_t i = 0; i < placements.size(); ++i) place(i);
-  }
+  });
   for (const absl::Status& s : placed) {
     if (!s.ok()) return Prefixed(s);
   }
