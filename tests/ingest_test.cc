@@ -333,6 +333,26 @@ TEST(IngestOneGraphTest, OneGraphFileIsSharedByEveryShard) {
   EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
 }
 
+TEST(IngestDiskTest, ADiskResidentCollectionReadsIngestedSegmentsFromTheFile) {
+  TempDir dir(TempDir::Storage::kDisk), out(TempDir::Storage::kDisk);
+  Options o = Opts();
+  o.segment_storage = SegmentStorage::kDisk;
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(o, dir.path()));
+  ASSERT_OK_AND_ASSIGN(CollectionOptions c, db->GetCollectionOptions(kDefaultCollection));
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> files, Write(out.path(), c, 0, 1500, 0));
+  ASSERT_OK(db->IngestSegments(kDefaultCollection, files));
+  test::VectorMap model;
+  for (uint64_t id = 0; id < 1500; ++id) model[id] = test::RandomVector(kDim, id);
+  EXPECT_TRUE(test::HoldsExactly(*db, kDefaultCollection, Metric::kL2, model));
+  SearchStats stats;
+  SearchOptions so;
+  so.stats = &stats;
+  ASSERT_OK_AND_ASSIGN(std::vector<Neighbor> got, db->Search(model[42], so));
+  ASSERT_FALSE(got.empty());
+  EXPECT_EQ(got[0].id, 42u);
+  EXPECT_GT(stats.reads + stats.cache_hits, 0u);  // walked from the file's blocks
+}
+
 TEST_F(IngestTest, LinkCopyAndMoveEachLeaveTheGivenFileAsTheySay) {
   // No background merge: one could rewrite a linked segment (and remove
   // the database's name of it) before its link count is looked at.
