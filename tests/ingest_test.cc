@@ -682,7 +682,9 @@ TEST(IngestCrashTest, KillDuringIngestLeavesAllOrNothing) {
     kill(pid, SIGKILL);
     int64_t took = 0;
     const bool done = read(fds[0], &took, sizeof(took)) == sizeof(took);
-    if (done) ingest_us = took;  // the children's time, not the probe's
+    // The children's time, not the probe's: a finished child's, else a
+    // little longer than thought (a child under load takes longer).
+    ingest_us = done ? took : ingest_us * 9 / 8;
     close(fds[0]);
     int wstatus;
     waitpid(pid, &wstatus, 0);
