@@ -49,6 +49,7 @@
 #include "db/inspect.h"
 #include "gtest/gtest.h"
 #include "shoal/record.h"
+#include "shoal/segment_writer.h"
 #include "testutil/fault_injection_fs.h"
 #include "testutil/temp_dir.h"
 #include "version/filename.h"
@@ -200,6 +201,19 @@ class Tracker {
   absl::Status PutBatch(DB& db, const std::string& c, const std::vector<uint64_t>& ids,
                         const std::vector<float>& rows, bool bulk = false) {
     absl::Status s = bulk ? db.BulkLoad(c, ids, rows) : db.PutBatch(c, ids, rows);
+    std::vector<State> states;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      states.emplace_back(Value{std::vector<float>(rows.begin() + i * kDim,
+                                                   rows.begin() + (i + 1) * kDim),
+                                {}, {}, {}});
+    }
+    Note(s, c, ids, states);
+    return s;
+  }
+  // Segment files holding `ids`/`rows` (a SegmentWriter's), ingested.
+  absl::Status Ingest(DB& db, const std::string& c, const std::vector<uint64_t>& ids,
+                      const std::vector<float>& rows, const std::vector<std::string>& files) {
+    absl::Status s = db.IngestSegments(c, files);
     std::vector<State> states;
     for (size_t i = 0; i < ids.size(); ++i) {
       states.emplace_back(Value{std::vector<float>(rows.begin() + i * kDim,
@@ -614,6 +628,37 @@ std::vector<IoCase> Cases() {
       std::filesystem::remove_all(copy);
       std::filesystem::remove_all(copy + ".tmp");
       return t->NoEffect(db.Checkpoint(copy));
+    };
+  }
+  {
+    // Segment files a SegmentWriter built outside the database (on the
+    // healthy file system), ingested through the failing one: a copy each
+    // (the fault-injecting file system links, but has no SyncFile to make a
+    // link's bytes durable, so ingest copies).
+    IoCase& c = add_merge("IngestSegments");  // kAlways, the power lost at each step too
+    c.setup = [](DB& db, Tracker* t) { PutRange(db, t, "default", 0, 10); };
+    c.call = [](DB& db, Tracker* t) -> absl::Status {
+      absl::StatusOr<CollectionOptions> options = db.GetCollectionOptions("default");
+      if (!options.ok()) return options.status();
+      std::vector<uint64_t> ids;
+      std::vector<float> rows;
+      for (uint64_t id = 5; id < 40; ++id) {
+        ids.push_back(id);
+        std::vector<float> v = Vec(id + 6000);
+        rows.insert(rows.end(), v.begin(), v.end());
+      }
+      TempDir out;
+      SegmentWriterOptions w;
+      w.collection = *options;
+      w.threads = 1;
+      absl::StatusOr<std::unique_ptr<SegmentWriter>> writer =
+          SegmentWriter::Create(out.path(), w);
+      if (!writer.ok()) return absl::InternalError(writer.status().ToString());
+      absl::Status added = (*writer)->Add(ids, rows);
+      if (!added.ok()) return absl::InternalError(added.ToString());
+      absl::StatusOr<std::vector<std::string>> files = (*writer)->Finish();
+      if (!files.ok()) return absl::InternalError(files.status().ToString());
+      return t->Ingest(db, "default", ids, rows, *files);
     };
   }
   {

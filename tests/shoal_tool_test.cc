@@ -99,6 +99,28 @@ TEST_F(ShoalToolTest, CreateLoadSearchStatsVerifyDumpWal) {
   EXPECT_NE(r.output.find(" put "), std::string::npos) << r.output;
 }
 
+TEST_F(ShoalToolTest, WriteSegmentsThenIngestThemAllOrNothing) {
+  ASSERT_EQ(Shoal("create " + db_ + " --dim 8 --shards 2").exit_code, 0);
+  const std::string out = dir_.Sub("segments");
+  ToolRun r = Shoal("write-segments " + out + " " + base_ + " --like " + db_ + " --first_id 100");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("wrote 500 vectors into 2 files"), std::string::npos) << r.output;
+  const std::string files = out + "/segment-shard-0.vamana " + out + "/segment-shard-1.vamana";
+  // A missing file among them: refused, nothing ingested.
+  r = Shoal("ingest " + db_ + " " + files + " " + out + "/missing.vamana");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("missing.vamana"), std::string::npos) << r.output;
+  r = Shoal("ingest " + db_ + " " + files + " --method copy");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("ingested 2 files"), std::string::npos) << r.output;
+  // Base row 1 is id 101 now.
+  r = Shoal("search " + db_ + " --query " + queries_ + " -k 1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("1: 101:0"), std::string::npos) << r.output;
+  EXPECT_EQ(Shoal("verify " + db_).exit_code, 0);
+  EXPECT_EQ(Shoal("ingest " + db_ + " " + files + " --method teleport").exit_code, 2);
+}
+
 // The ids file beside an export (docs/format.md, "Export files").
 std::vector<uint64_t> ReadExportIds(const std::string& path, bool npy) {
   absl::StatusOr<std::string> bytes = FileSystem::Default()->ReadFile(path);

@@ -6,6 +6,8 @@
 //   shoal search DIR --query FILE [-k 10] [--list_size L] [--collection NAME]
 //   shoal export DIR --collection NAME --to FILE.npy|FILE.fbin
 //   shoal checkpoint DIR TO
+//   shoal write-segments OUT FILE --like DIR [--collection NAME] [--first_id N] [--one_graph]
+//   shoal ingest DIR SEGMENT... [--collection NAME] [--method link|copy|move]
 //   shoal stats DIR
 //   shoal verify DIR
 //   shoal dump-wal FILE
@@ -60,6 +62,15 @@ ABSL_FLAG(std::string, query, "", "search: file of query vectors (any supported 
 ABSL_FLAG(std::string, to, "",
           "export: the file to write the vectors to (.npy or .fbin); the ids go beside it "
           "(FILE.ids.npy or FILE.ids.u64bin)");
+ABSL_FLAG(std::string, like, "",
+          "write-segments: the database whose collection (--collection) the segments are for");
+ABSL_FLAG(bool, one_graph, false,
+          "write-segments: one file holding every shard's rows in one graph");
+ABSL_FLAG(std::string, prefix, "segment", "write-segments: the files' name prefix");
+ABSL_FLAG(std::string, method, "link",
+          "ingest: link (hard link, else copy), copy, or move (link, then remove the file)");
+ABSL_FLAG(bool, verify_checksums, true,
+          "ingest: read every byte of every file and check its checksums first");
 ABSL_FLAG(uint32_t, k, 10, "search: neighbours per query");
 ABSL_FLAG(uint32_t, list_size, 100,
           "search: candidate list size L (>= 1; below k: shorter walks, lower recall)");
@@ -82,6 +93,10 @@ const char* kUsageText =
     "             (FILE.ids.npy: uint64 (n, 1); FILE.ids.u64bin: uint32 n, uint32 1, n uint64)\n"
     "  checkpoint DIR TO  a consistent copy of the database at TO (which must not exist):\n"
     "             segments hard-linked on the same file system, copied otherwise\n"
+    "  write-segments OUT FILE --like DIR [--first_id N] [--one_graph] [--prefix P]\n"
+    "             segment files of FILE's vectors for DIR's collection, built here (no DB open)\n"
+    "  ingest DIR SEGMENT... [--method link|copy|move]\n"
+    "             segment files from write-segments (or a SegmentWriter), all or nothing\n"
     "  stats DIR          collections, shards, segments, memtable and log bytes, deletes\n"
     "  verify DIR         checks every checksum; exit 3 when something is damaged\n"
     "  dump-wal FILE      prints the records of one write-ahead log file\n";
@@ -172,6 +187,70 @@ absl::StatusOr<std::vector<std::vector<uint32_t>>> ReadLabels(const std::string&
                                                    " lines for ", n, " vectors"));
   }
   return out;
+}
+
+int WriteSegments(const std::vector<char*>& args) {
+  if (args.size() != 3 || absl::GetFlag(FLAGS_like).empty()) return kUsage;
+  const std::string name = absl::GetFlag(FLAGS_collection);
+  shoal::SegmentWriterOptions options;
+  {
+    // The collection's settings, read from the database and closed again:
+    // the build needs no database.
+    auto db = OpenExisting(absl::GetFlag(FLAGS_like));
+    if (!db.ok()) return Fail(db.status(), "write-segments");
+    absl::StatusOr<shoal::CollectionOptions> c = (*db)->GetCollectionOptions(name);
+    if (!c.ok()) return Fail(c.status(), "write-segments");
+    options.collection = *c;
+  }
+  options.one_graph = absl::GetFlag(FLAGS_one_graph);
+  options.file_prefix = absl::GetFlag(FLAGS_prefix);
+  absl::StatusOr<shoal::Matrix> data =
+      shoal::ReadVectors(shoal::FileSystem::Default(), args[2], absl::GetFlag(FLAGS_max_rows));
+  if (!data.ok()) return Fail(data.status(), "write-segments");
+  const auto start = std::chrono::steady_clock::now();
+  auto writer = shoal::SegmentWriter::Create(args[1], options);
+  if (!writer.ok()) return Fail(writer.status(), "write-segments");
+  std::vector<uint64_t> ids(data->rows);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = absl::GetFlag(FLAGS_first_id) + i;
+  absl::Status s = (*writer)->Add(ids, data->data);
+  if (!s.ok()) return Fail(s, "write-segments");
+  absl::StatusOr<std::vector<std::string>> files = (*writer)->Finish();
+  if (!files.ok()) return Fail(files.status(), "write-segments");
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (const std::string& f : *files) fmt::print("{}\n", f);
+  fmt::print(stderr, "wrote {} vectors into {} files in {:.2f} s\n", ids.size(), files->size(),
+             seconds);
+  return kOk;
+}
+
+int Ingest(const std::vector<char*>& args) {
+  if (args.size() < 3) return kUsage;
+  shoal::IngestOptions options;
+  const std::string method = absl::GetFlag(FLAGS_method);
+  if (method == "link") {
+    options.method = shoal::IngestMethod::kLinkOrCopy;
+  } else if (method == "copy") {
+    options.method = shoal::IngestMethod::kCopy;
+  } else if (method == "move") {
+    options.method = shoal::IngestMethod::kMove;
+  } else {
+    return kUsage;
+  }
+  options.verify_checksums = absl::GetFlag(FLAGS_verify_checksums);
+  auto db = OpenExisting(args[1]);
+  if (!db.ok()) return Fail(db.status(), "ingest");
+  const std::vector<std::string> files(args.begin() + 2, args.end());
+  const auto start = std::chrono::steady_clock::now();
+  absl::Status s = (*db)->IngestSegments(absl::GetFlag(FLAGS_collection), files, options);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!s.ok()) return Fail(s, "ingest");
+  s = (*db)->Close();
+  if (!s.ok()) return Fail(s, "ingest (close)");
+  fmt::print("ingested {} files into '{}' in {:.3f} s ({})\n", files.size(),
+             absl::GetFlag(FLAGS_collection), seconds, method);
+  return kOk;
 }
 
 int Load(const std::vector<char*>& args) {
@@ -530,6 +609,8 @@ int main(int argc, char** argv) {
       {"search", Search, "shoal search DIR --query FILE [-k 10] [--list_size 100] [--collection NAME]"},
       {"export", Export, "shoal export DIR --to FILE.npy|FILE.fbin [--collection NAME]"},
       {"checkpoint", Checkpoint, "shoal checkpoint DIR TO"},
+      {"write-segments", WriteSegments, "shoal write-segments OUT FILE --like DIR [--collection NAME] [--first_id N] [--max_rows N] [--one_graph] [--prefix P]"},
+      {"ingest", Ingest, "shoal ingest DIR SEGMENT... [--collection NAME] [--method link|copy|move] [--noverify_checksums]"},
       {"stats", Stats, "shoal stats DIR"},
       {"verify", Verify, "shoal verify DIR   (exit 0: intact, 3: damage found)"},
       {"dump-wal", DumpWal, "shoal dump-wal FILE"},

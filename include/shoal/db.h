@@ -141,6 +141,40 @@ class DB {
     return BulkLoad(collection, ids, vectors, BulkLoadOptions());
   }
 
+  // Ingests segment files that a SegmentWriter (shoal/segment_writer.h)
+  // built for this collection, in this process or elsewhere (RocksDB's
+  // IngestExternalFile). Every file is checked first: its format version
+  // (a newer one is FailedPrecondition), its checksums (DataLoss naming the
+  // file and offset; with options.verify_checksums every byte is read),
+  // and that it was written for this collection (InvalidArgument naming
+  // the file: dim, metric, vector code, graph degree R, shard count,
+  // attribute names, every id in the shard the file holds; a file not
+  // written by a SegmentWriter is refused too). Then each file is linked
+  // or copied into the collection's directory (options.method) and all of
+  // them are published in one manifest write.
+  //
+  // All or nothing: on any error nothing changes (files linked or copied
+  // in are removed again), and after a crash (kill -9, or a machine crash
+  // for files that were durable when given) either every record of every
+  // file is in the collection or none is.
+  //
+  // Ingested records are newer than everything the collection held when
+  // the call began: an id that a file holds replaces the record an earlier
+  // Put stored, and comes back after an earlier Delete; a Put or Delete
+  // after the call returns wins over it. Among the files, a later one wins
+  // over an earlier one for an id both hold; within a file the writer kept
+  // the last row of each id. Writes running during the call are ordered
+  // before or after it, each as a whole, shard by shard. Empty `files`: OK,
+  // nothing changes. A file may be ingested into one collection only (it
+  // carries no name) and, once ingested with a link, must not be changed.
+  [[nodiscard]] virtual absl::Status IngestSegments(std::string_view collection,
+                                                    std::span<const std::string> files,
+                                                    const IngestOptions& options) = 0;
+  [[nodiscard]] absl::Status IngestSegments(std::string_view collection,
+                                            std::span<const std::string> files) {
+    return IngestSegments(collection, files, IngestOptions());
+  }
+
   // ---- Records: a vector with labels, attributes and a payload ----
   // (shoal/record.h). The calls above write and read records without them.
 

@@ -217,14 +217,22 @@ class FileSystem {
   virtual absl::StatusOr<std::string> ReadFile(const std::string& path) = 0;
 
   virtual absl::Status Rename(const std::string& from, const std::string& to) = 0;
-  virtual absl::Status RemoveFile(const std::string& path) = 0;
-  // Makes `to` a second name (hard link) of the existing file `from`. Checkpoints
-  // link immutable files this way instead of copying them. An error when the
-  // two are on different file systems (errno EXDEV) or the file system has no
-  // links; UnimplementedError by default: callers then copy the file.
+  // Makes `to` a second name of the existing file `from` (a hard link);
+  // `to` must not exist. Checkpoints and ingests link immutable files this
+  // way instead of copying them. Either name then reads the same bytes; creating
+  // the link is made durable by SyncDir of `to`'s directory, the file's
+  // bytes by SyncFile. UnimplementedError when this file system cannot
+  // link (the default), and the errno's status when linking fails (e.g.
+  // EXDEV: `from` is on another file system): callers then copy.
   virtual absl::Status LinkFile(const std::string& from, const std::string& to) {
     return absl::UnimplementedError("no hard links on this file system");
   }
+  // fdatasyncs an existing file's bytes (one another process may have
+  // written). UnimplementedError when this file system cannot (the default).
+  virtual absl::Status SyncFile(const std::string& path) {
+    return absl::UnimplementedError("no SyncFile on this file system");
+  }
+  virtual absl::Status RemoveFile(const std::string& path) = 0;
   // Writes the first `length` bytes of `from` (an existing file at least
   // that long, whose first `length` bytes nobody changes meanwhile: a
   // segment, or a log's records below its end) into a new file `to`, and

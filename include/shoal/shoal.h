@@ -8,4 +8,5 @@
 #include "shoal/options.h"  // IWYU pragma: export
 #include "shoal/record.h"   // IWYU pragma: export
 #include "shoal/record_iterator.h"  // IWYU pragma: export
+#include "shoal/segment_writer.h"  // IWYU pragma: export
 #endif  // SHOAL_INCLUDE_SHOAL_SHOAL_H_

@@ -36,6 +36,14 @@ struct CollectionRef {
 // "l2", "ip", "cosine" (and back).
 Metric ParseMetric(std::string_view name);
 const char* MetricName(Metric metric);
+// "sq8", "none".
+VectorCode ParseCode(std::string_view name);
+// A collection's options from the keyword arguments of create_collection.
+CollectionOptions MakeCollectionOptions(uint32_t dim, std::string_view metric,
+                                        uint32_t shard_count,
+                                        std::vector<std::string> attributes,
+                                        uint32_t max_degree, uint32_t build_list_size,
+                                        float alpha, std::string_view code);
 
 }  // namespace shoal::python
 

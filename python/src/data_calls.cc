@@ -26,7 +26,6 @@
 namespace nb = nanobind;
 
 namespace shoal::python {
-namespace {
 
 bool AnyParts(nb::handle labels, nb::handle attributes, nb::handle payloads) {
   return !labels.is_none() || !attributes.is_none() || !payloads.is_none();
@@ -38,6 +37,8 @@ void CheckRows(const IdArray& ids, const RowArray& rows) {
                               rows.shape(0), " rows"));
   }
 }
+
+namespace {
 
 // The widest k whose rows are padded to k (see SearchBatch).
 constexpr size_t kMaxPaddedWidth = size_t{1} << 16;

@@ -6,11 +6,22 @@
 #ifndef SHOAL_PYTHON_SRC_DATA_CALLS_H_
 #define SHOAL_PYTHON_SRC_DATA_CALLS_H_
 
+#include <string>
+
+#include "arrays.h"
 #include "collection_ref.h"
 #include "nanobind/nanobind.h"
 #include "shoal/options.h"
 
 namespace shoal::python {
+
+// Whether any of a batch's record parts is given (not None).
+bool AnyParts(nanobind::handle labels, nanobind::handle attributes, nanobind::handle payloads);
+// InvalidArgumentError unless ids and rows have the same length.
+void CheckRows(const IdArray& ids, const RowArray& rows);
+// DB::IngestSegments of the paths in `files` (segment_files.cc).
+void IngestSegments(const CollectionRef& c, nanobind::handle files, const std::string& method,
+                    bool verify_checksums);
 
 void Put(const CollectionRef& c, nanobind::handle id, nanobind::handle vector,
          nanobind::handle labels, nanobind::handle attributes, nanobind::handle payload);
@@ -78,6 +89,22 @@ void BindDataCalls(nanobind::class_<Owner>& cls, Ref ref) {
            "progress: None, True (a progress line on stderr), or a callable "
            "progress(done, total) called from the loading threads with the GIL held, at most "
            "about 100 times; an exception it raises is raised once the load has finished.")
+      .def("ingest_segments",
+           [ref](Owner& self, nb::handle files, const std::string& method,
+                 bool verify_checksums) {
+             IngestSegments(ref(self), files, method, verify_checksums);
+           },
+           "files"_a, nb::kw_only(), "method"_a = "link", "verify_checksums"_a = true,
+           "Takes in segment files a shoal.SegmentWriter built for this collection's shape, "
+           "all or nothing (also across a crash). Each file is checked first (checksums, "
+           "format version, dim, metric, code, shard count, attributes, every id's shard): a "
+           "damaged or mismatched one raises DataLossError / InvalidArgumentError / "
+           "FailedPreconditionError naming it, and nothing changes. The ingested records are "
+           "newer than everything already stored (they replace earlier puts and undo earlier "
+           "deletes); later writes win over them; a later file wins over an earlier one.\n"
+           "method: 'link' (a hard link, else a copy; the file must then not be changed), "
+           "'copy', or 'move' (link, then remove the file). verify_checksums: read every byte "
+           "first (off: node blocks are checked only when read).")
       .def("delete", [ref](Owner& self, nb::handle id) { Delete(ref(self), id); }, "id"_a,
            "Deletes `id`. Deleting an absent id is not an error.")
       .def("get", [ref](Owner& self, nb::handle id) { return Get(ref(self), id); }, "id"_a,

@@ -43,13 +43,13 @@ const char* MetricName(Metric metric) {
   return "unknown";
 }
 
-namespace {
-
 VectorCode ParseCode(std::string_view name) {
   if (name == "sq8") return VectorCode::kSq8;
   if (name == "none") return VectorCode::kNone;
   ThrowInvalid(absl::StrCat("code must be 'sq8' or 'none', got '", std::string(name), "'"));
 }
+
+namespace {
 
 FsyncPolicy ParseFsync(std::string_view name) {
   if (name == "never") return FsyncPolicy::kNever;
@@ -63,6 +63,8 @@ SegmentStorage ParseStorage(std::string_view name) {
   if (name == "disk") return SegmentStorage::kDisk;
   ThrowInvalid(absl::StrCat("segment_storage must be 'mapped' or 'disk', got '", std::string(name), "'"));
 }
+
+}  // namespace
 
 CollectionOptions MakeCollectionOptions(uint32_t dim, std::string_view metric,
                                         uint32_t shard_count,
@@ -80,6 +82,8 @@ CollectionOptions MakeCollectionOptions(uint32_t dim, std::string_view metric,
   o.code = ParseCode(code);
   return o;
 }
+
+namespace {
 
 // A Python DB: the open database, and its default collection when it has one.
 struct PyDB {

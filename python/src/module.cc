@@ -12,6 +12,7 @@
 
 namespace shoal::python {
 void BindDb(nanobind::module_& m);
+void BindSegmentWriter(nanobind::module_& m);
 }  // namespace shoal::python
 
 NB_MODULE(_shoal, m) {
@@ -20,4 +21,5 @@ NB_MODULE(_shoal, m) {
   shoal::python::RegisterErrors(m);
   shoal::python::BindFilter(m);
   shoal::python::BindDb(m);
+  shoal::python::BindSegmentWriter(m);
 }

@@ -102,6 +102,10 @@ class Collection {
   [[nodiscard]] absl::Status BulkLoad(std::span<const uint64_t> ids,
                                       std::span<const float> vectors,
                                       const BulkLoadOptions& options = {});
+  // Segment files a SegmentWriter built, checked, placed and published in
+  // one manifest edit (DB::IngestSegments; collection_ingest.cc).
+  [[nodiscard]] absl::Status IngestSegments(std::span<const std::string> files,
+                                            const IngestOptions& options);
   // Every shard's memtables into segments; returns when durable. Every
   // shard is tried, also after one failed (so for Compact, SyncWal, Close).
   [[nodiscard]] absl::Status Flush();

@@ -439,6 +439,14 @@ absl::StatusOr<std::unique_ptr<RecordIterator>> DBImpl::Export(
   return DroppedAsNotFound(*c, NoThrow([&] { return c->Export(options); }));
 }
 
+absl::Status DBImpl::IngestSegments(std::string_view collection,
+                                    std::span<const std::string> files,
+                                    const IngestOptions& options) {
+  SHOAL_RETURN_IF_ERROR(CheckWritable());
+  SHOAL_ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
+  return DroppedAsNotFound(*c, NoThrow([&] { return c->IngestSegments(files, options); }));
+}
+
 absl::Status DBImpl::BulkLoad(std::string_view collection, std::span<const uint64_t> ids,
                               std::span<const float> vectors,
                               const BulkLoadOptions& options) {

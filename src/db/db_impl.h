@@ -77,6 +77,9 @@ class DBImpl final : public DB, private ManifestEditor {
       std::string_view collection, std::span<const uint64_t> ids, uint32_t parts) override;
   absl::StatusOr<std::unique_ptr<RecordIterator>> Export(
       std::string_view collection, const ExportOptions& options) override;
+  absl::Status IngestSegments(std::string_view collection, std::span<const std::string> files,
+                              const IngestOptions& options) override;
+  using DB::IngestSegments;
   using DB::Export;
   // db/checkpoint.cc.
   absl::Status Checkpoint(const std::string& dir, const CheckpointOptions& options) override;

@@ -29,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "graph/build_stats.h"
 #include "segment/answer_filter.h"
+#include "segment/segment_format.h"
 #include "shoal/options.h"
 #include "util/file_system.h"
 #include "util/thread_pool.h"
@@ -90,6 +91,9 @@ struct SegmentBuildOptions {
   // record regions: InvalidArgument when a vector has extras), to test that
   // files written before records still open.
   uint32_t format_version = 3;
+  // Written into the header for DB::IngestSegments to check (the public
+  // SegmentWriter sets it; a database's own segments leave it absent).
+  segment::SegmentOrigin origin;
 };
 
 // Where the time of a build went (for SHOAL_DEBUG_TIMING and the bench):

@@ -29,6 +29,11 @@ constexpr size_t kListSizeAt = 64;
 constexpr size_t kAlphaAt = 68;
 constexpr size_t kCodeKindAt = 72;   // version 2
 constexpr size_t kCodeBytesAt = 76;  // version 2
+// The origin (SegmentOrigin; zeros when absent).
+constexpr size_t kShardCountAt = 80;
+constexpr size_t kShardAt = 84;
+constexpr size_t kAttributeCountAt = 88;
+constexpr size_t kAttributesFingerprintAt = 96;
 constexpr size_t kHeaderChecksumAt = kHeaderSize - kChecksumSize;
 
 // Footer fields.
@@ -82,6 +87,12 @@ std::string EncodeHeader(const Header& h) {
   std::memcpy(p + kAlphaAt, &h.alpha, 4);
   EncodeFixed32(p + kCodeKindAt, static_cast<uint32_t>(h.code));
   EncodeFixed32(p + kCodeBytesAt, h.code_bytes);
+  if (h.origin.present()) {
+    EncodeFixed32(p + kShardCountAt, h.origin.shard_count);
+    EncodeFixed32(p + kShardAt, h.origin.shard);
+    EncodeFixed32(p + kAttributeCountAt, h.origin.attribute_count);
+    EncodeFixed64(p + kAttributesFingerprintAt, h.origin.attributes_fingerprint);
+  }
   EncodeFixed64(p + kHeaderChecksumAt, Checksum64(p, kHeaderChecksumAt));
   return out;
 }
@@ -141,7 +152,25 @@ absl::Status DecodeHeader(std::string_view sector, const std::string& path, Head
   h->code = static_cast<VectorCode>(code);
   const size_t want = h->code == VectorCode::kSq8 ? codes::Sq8::CodeBytes(h->dim) : 0;
   if (h->code_bytes != want) return Corruption(path, "code size does not match its kind and dim");
+  h->origin.shard_count = DecodeFixed32(p + kShardCountAt);
+  h->origin.shard = DecodeFixed32(p + kShardAt);
+  h->origin.attribute_count = DecodeFixed32(p + kAttributeCountAt);
+  h->origin.attributes_fingerprint = DecodeFixed64(p + kAttributesFingerprintAt);
+  if (h->origin.present() && h->origin.shard != SegmentOrigin::kAllShards &&
+      h->origin.shard >= h->origin.shard_count) {
+    return Corruption(path, "shard not below the shard count");
+  }
   return absl::OkStatus();
+}
+
+uint64_t AttributesFingerprint(const std::vector<std::string>& names) {
+  if (names.empty()) return 0;
+  std::string bytes;
+  for (const std::string& name : names) {
+    PutFixed32(&bytes, static_cast<uint32_t>(name.size()));
+    bytes += name;
+  }
+  return Checksum64(bytes.data(), bytes.size());
 }
 
 NodeRecordFields DecodeNodeRecord(const NodeLayout& layout, const char* record,

@@ -82,6 +82,23 @@ struct NodeLayout {
   size_t neighbors_offset() const { return id_offset() + 20; }
 };
 
+// A segment written outside a database: the collection's shard count,
+// which of its shards the file holds (kAllShards: one graph holding
+// entries of every shard), and a fingerprint of the collection's attribute
+// names (AttributesFingerprint). shard_count 0: no origin recorded.
+struct SegmentOrigin {
+  static constexpr uint32_t kAllShards = 0xFFFFFFFFu;
+  uint32_t shard_count = 0;
+  uint32_t shard = 0;
+  uint32_t attribute_count = 0;
+  uint64_t attributes_fingerprint = 0;
+
+  bool present() const { return shard_count != 0; }
+};
+
+// xxh3-64 over the names, each as u32 length + bytes; 0 for no names.
+uint64_t AttributesFingerprint(const std::vector<std::string>& names);
+
 struct Header {
   // What EncodeHeader writes (the writer's test knob writes 2) and what
   // DecodeHeader read.
@@ -100,6 +117,11 @@ struct Header {
   // Version 2: the code stored per node (kNone in version 1 files).
   VectorCode code = VectorCode::kNone;
   uint32_t code_bytes = 0;  // one code; 0 with kNone
+  // Where the segment belongs (bytes 80..103, zeros in every file written
+  // before 2026-12-05 and in every file a database writes for itself):
+  // set by the public SegmentWriter (shoal/segment_writer.h) so that
+  // DB::IngestSegments can check a file against the collection it goes to.
+  SegmentOrigin origin;
 
   // Bytes of the codes area (ranges and codes; 0 with kNone).
   uint64_t CodeAreaBytes() const {

@@ -476,6 +476,7 @@ absl::Status BuildSegment(FileSystem* fs, ThreadPool* pool, const std::string& p
   h.code = options.code;
   h.code_bytes = options.code == VectorCode::kSq8 ? codes::Sq8::CodeBytes(h.dim) : 0;
   h.version = options.format_version;
+  h.origin = options.origin;
   // Each file node's extras: file node p is graph node graph_node[p], which
   // is contents row order[graph_node[p]] (locality or seeded order).
   segment::RecordRegionsBuild records;

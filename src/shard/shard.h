@@ -238,6 +238,20 @@ class Shard {
                                        const float* vectors, SegmentBuildStats* stats = nullptr,
                                        std::span<const std::string_view> extras = {});
   void InstallBulk(const BulkPart& part);
+  // Ingest (DB::IngestSegments): where a prepared part's own segment file
+  // goes (SegmentFileName(part.number) in this shard's directory).
+  std::string BulkPartPath(const BulkPart& part) const { return SegmentPath(part.number); }
+  // Makes `part` the file the caller placed at `path`, holding `vectors`
+  // entries of this shard that take the part's sequence: opened as this
+  // shard opens its segments, or `shared` (already open; a file in the
+  // collection's directory holding several shards' entries). The file's
+  // own entry sequences are not read for ranking: the part's is.
+  [[nodiscard]] absl::Status AdoptBulk(BulkPart* part, const std::string& path, uint64_t vectors,
+                                       std::shared_ptr<Segment> shared = nullptr);
+  // Opens a segment file as this shard opens its own (Options::segment_storage).
+  absl::StatusOr<std::shared_ptr<Segment>> OpenSegmentFile(const std::string& path) const {
+    return OpenSegment(path);
+  }
   // BuildBulk for the parts of several shards of one collection (parts[j]
   // is shards[j]'s, each prepared) as one shared segment, file
   // SegmentFileName(parts[0].number) in `dir` (the collection's): part j's

@@ -346,6 +346,20 @@ absl::Status Shard::BuildBulk(BulkPart* part, std::span<const uint64_t> ids,
   return absl::OkStatus();
 }
 
+absl::Status Shard::AdoptBulk(BulkPart* part, const std::string& path, uint64_t vectors,
+                              std::shared_ptr<Segment> shared) {
+  const bool is_shared = shared != nullptr;
+  if (is_shared) {
+    part->segment = std::move(shared);
+  } else {
+    SHOAL_ASSIGN_OR_RETURN(part->segment, OpenSegment(path));
+  }
+  part->path = path;
+  part->meta = SegmentMeta{part->number, part->sequence, part->sequence, vectors, 0,
+                           is_shared};
+  return absl::OkStatus();
+}
+
 void Shard::ReleaseSegmentFile(const SegmentMeta& meta) {
   if (!meta.shared) {
     RemoveObsoleteFile(fs_, options_.file_deleter, SegmentPath(meta.number));

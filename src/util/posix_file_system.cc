@@ -466,12 +466,20 @@ class PosixFileSystem final : public FileSystem {
     if (rename(from.c_str(), to.c_str()) != 0) return ErrnoStatus(errno, "rename", from);
     return absl::OkStatus();
   }
-  absl::Status RemoveFile(const std::string& path) override {
-    if (unlink(path.c_str()) != 0) return ErrnoStatus(errno, "unlink", path);
-    return absl::OkStatus();
-  }
   absl::Status LinkFile(const std::string& from, const std::string& to) override {
     if (link(from.c_str(), to.c_str()) != 0) return ErrnoStatus(errno, "link", from);
+    return absl::OkStatus();
+  }
+  absl::Status SyncFile(const std::string& path) override {
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ErrnoStatus(errno, "open", path);
+    absl::Status s;
+    if (fdatasync(fd) != 0) s = ErrnoStatus(errno, "fdatasync", path);
+    close(fd);
+    return s;
+  }
+  absl::Status RemoveFile(const std::string& path) override {
+    if (unlink(path.c_str()) != 0) return ErrnoStatus(errno, "unlink", path);
     return absl::OkStatus();
   }
   absl::Status CopyFile(const std::string& from, const std::string& to, uint64_t length,
