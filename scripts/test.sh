@@ -29,10 +29,11 @@ unset ASAN_OPTIONS UBSAN_OPTIONS
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DSHOAL_SANITIZE=thread -DSHOAL_BUILD_BENCH=OFF -DSHOAL_BUILD_TOOLS=OFF
 cmake --build build-tsan -j "$jobs" --target concurrency_test wal_test stress_test direct_log_test \
-  compaction_test segment_merge_test disk_segment_test read_queue_test thread_pool_test export_test
+  compaction_test segment_merge_test disk_segment_test read_queue_test thread_pool_test export_test \
+  checkpoint_test
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir build-tsan --output-on-failure -j "$jobs" \
-  -R '^(ConcurrencyTest|ConcurrencyDropTest|ConcurrencyInPlaceTest|Storage/FilteredConcurrencyTest|EveryFsyncPolicy/ConcurrencyTest|WalTest|StressTest|DirectIoLogDbTest|CompactionTest|SegmentMergeTest|DiskSegmentConcurrencyTest|DiskDbShardsTest|ThreadPoolTest|Storage/ReadQueueTest|StorageAndGraphs/ExportTest\.(Concurrent|Later))'
+  -R '^(ConcurrencyTest|ConcurrencyDropTest|ConcurrencyInPlaceTest|Storage/FilteredConcurrencyTest|EveryFsyncPolicy/ConcurrencyTest|WalTest|StressTest|DirectIoLogDbTest|CompactionTest|SegmentMergeTest|DiskSegmentConcurrencyTest|DiskDbShardsTest|ThreadPoolTest|Storage/ReadQueueTest|StorageAndGraphs/ExportTest\.(Concurrent|Later)|All/CheckpointTest\.(ConcurrentWriters|DropCollectionWaits))'
 
 # Fuzzing: libFuzzer targets (tests/fuzz/) built with clang + ASan/UBSan, each
 # run for a fixed number of inputs from the committed seed corpus. New inputs

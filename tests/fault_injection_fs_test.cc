@@ -348,6 +348,25 @@ TEST_F(FaultFsTest, UnsyncedRemovalsAreUndone) {
   EXPECT_FALSE(stdfs::exists(P("tree")));
 }
 
+// A file removed (or made) in a directory never synced, then the whole
+// directory removed durably: nothing is left to undo the file's operation
+// in, and the directory stays gone.
+TEST_F(FaultFsTest, ADurableRemovalOfADirectoryMootsThePendingOperationsInIt) {
+  ASSERT_OK(fs_.CreateDir(P("tree/sub")));
+  Write("tree/sub/f", "deep", true);
+  ASSERT_OK(fs_.SyncDir(P("tree/sub")));
+  ASSERT_OK(fs_.SyncDir(P("tree")));
+  ASSERT_OK(fs_.SyncDir(dir_.path()));
+  ASSERT_OK(fs_.RemoveFile(P("tree/sub/f")));  // tree/sub never synced after
+  Write("tree/sub/g", "new", true);
+  ASSERT_OK(fs_.Rename(P("tree/sub/g"), P("tree/sub/h")));
+  ASSERT_OK(fs_.RemoveDirRecursive(P("tree")));
+  ASSERT_OK(fs_.SyncDir(dir_.path()));
+  ASSERT_OK(fs_.CreateDir(P("tree")));  // after the removal: still undone
+  ASSERT_OK(fs_.DropUnsyncedData());
+  EXPECT_FALSE(stdfs::exists(P("tree")));
+}
+
 // ---- Power off ----
 
 TEST_F(FaultFsTest, AfterPowerOffNothingBecomesDurableAndEveryOperationFails) {

@@ -191,6 +191,33 @@ TEST_F(ShoalToolTest, ExportWritesVectorsAndIdsThatReadBack) {
   EXPECT_EQ(Shoal("export " + db_).exit_code, 2);  // no --to
 }
 
+TEST_F(ShoalToolTest, CheckpointMakesACopyThatExportsTheSame) {
+  ASSERT_EQ(Shoal("create " + db_ + " --dim 8 --shards 2").exit_code, 0);
+  ASSERT_EQ(Shoal("load " + db_ + " " + base_ + " --batch 100").exit_code, 0);  // ids 0..499
+  ASSERT_EQ(Shoal("load " + db_ + " " + base_ + " --bulk --first_id 1000").exit_code, 0);
+  const std::string copy = dir_.Sub("copy");
+  ToolRun r = Shoal("checkpoint " + db_ + " " + copy);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("(100%)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("checkpoint of "), std::string::npos) << r.output;
+  for (const std::string& from : {db_, copy}) {
+    r = Shoal("export " + from + " --to " + from + ".npy");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("exported 1000 records"), std::string::npos) << r.output;
+  }
+  absl::StatusOr<Matrix> a = ReadVectors(FileSystem::Default(), db_ + ".npy");
+  absl::StatusOr<Matrix> b = ReadVectors(FileSystem::Default(), copy + ".npy");
+  ASSERT_OK(a);
+  ASSERT_OK(b);
+  EXPECT_EQ(a->data, b->data);  // export order is by shard and source: the same files
+  EXPECT_EQ(Shoal("verify " + copy).exit_code, 0);
+  // The copy exists now: a second checkpoint there is refused.
+  r = Shoal("checkpoint " + db_ + " " + copy);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("ALREADY_EXISTS"), std::string::npos) << r.output;
+  EXPECT_EQ(Shoal("checkpoint " + db_).exit_code, 2);
+}
+
 TEST_F(ShoalToolTest, LoadsLabelsFromASideFileAndShowsThem) {
   ToolRun r = Shoal("create " + db_ + " --dim 8 --shards 2 --attributes ts,price_cents");
   ASSERT_EQ(r.exit_code, 0) << r.output;

@@ -267,6 +267,29 @@ TEST_F(WalTest, DamagedFileHeaderIsDataLoss) {
   EXPECT_NE(result.status().message().find(WalFileName(1)), absl::string_view::npos);
 }
 
+// kill -9 while a new file's header was being stored: part of the header
+// in a file of zeros holds no records; part of one before records is damage.
+TEST_F(WalTest, FileWhoseHeaderWasTornByAKillHoldsNoRecords) {
+  auto w = NewWriter();
+  AppendPut(w.get(), 1, 1);
+  ASSERT_TRUE(w->Close(true).ok());
+  const std::string whole = Contents();
+  for (size_t stored : {size_t{1}, size_t{8}, size_t{20}, kFileHeaderSize - 1}) {
+    std::string torn(4096, '\0');
+    std::memcpy(torn.data(), whole.data(), stored);
+    std::vector<Op> ops;
+    auto result = Read(torn, &ops);
+    ASSERT_TRUE(result.ok()) << stored << ": " << result.status();
+    EXPECT_TRUE(result->torn_tail);
+    EXPECT_EQ(result->valid_end, 0u);
+    EXPECT_TRUE(ops.empty());
+  }
+  std::string damaged = whole;
+  damaged[20] ^= 0x01;  // the header's file number, records after it
+  std::vector<Op> ops;
+  EXPECT_EQ(Read(damaged, &ops).status().code(), absl::StatusCode::kDataLoss);
+}
+
 TEST_F(WalTest, FileWhoseHeaderNeverReachedDiskHoldsNoRecords) {
   std::vector<Op> ops;
   for (const std::string& contents : {std::string(), std::string(10, '\0'),

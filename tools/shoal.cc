@@ -7,6 +7,7 @@
 //   shoal export DIR --collection NAME --to FILE.npy|FILE.fbin
 //   shoal write-segments OUT FILE --like DIR [--collection NAME] [--first_id N] [--one_graph]
 //   shoal ingest DIR SEGMENT... [--collection NAME] [--method link|copy|move]
+//   shoal checkpoint DIR TO
 //   shoal stats DIR
 //   shoal verify DIR
 //   shoal dump-wal FILE
@@ -16,6 +17,8 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -92,6 +95,8 @@ const char* kUsageText =
     "             segment files of FILE's vectors for DIR's collection, built here (no DB open)\n"
     "  ingest DIR SEGMENT... [--method link|copy|move]\n"
     "             segment files from write-segments (or a SegmentWriter), all or nothing\n"
+    "  checkpoint DIR TO  a consistent copy of the database at TO (which must not exist):\n"
+    "             segments hard-linked on the same file system, copied otherwise\n"
     "  stats DIR          collections, shards, segments, memtable and log bytes, deletes\n"
     "  verify DIR         checks every checksum; exit 3 when something is damaged\n"
     "  dump-wal FILE      prints the records of one write-ahead log file\n";
@@ -342,6 +347,31 @@ int Search(const std::vector<char*>& args) {
   return kOk;
 }
 
+double Percent(uint64_t done, uint64_t total) {
+  return total == 0 ? 100.0 : 100.0 * static_cast<double>(done) / static_cast<double>(total);
+}
+
+// A ProgressFn that shows `show`'s line at most every 200 ms, and always
+// the last one (done == total); a repeat of the same count is skipped.
+shoal::ProgressFn ProgressLine(std::function<void(uint64_t done, uint64_t total)> show) {
+  using Clock = std::chrono::steady_clock;
+  struct State {
+    Clock::time_point shown = Clock::now();
+    uint64_t shown_done = UINT64_MAX;
+  };
+  auto state = std::make_shared<State>();
+  return [state, show = std::move(show)](uint64_t done, uint64_t total) {
+    const Clock::time_point now = Clock::now();
+    if (done == state->shown_done ||
+        (done < total && now - state->shown < std::chrono::milliseconds(200))) {
+      return;
+    }
+    state->shown = now;
+    state->shown_done = done;
+    show(done, total);
+  };
+}
+
 // Writes every live record of a collection, at the moment the export
 // starts, to FILE (vectors) and the ids file beside it, each atomically
 // (dataset/row_file_writer.h); the ids file is renamed into place first.
@@ -364,20 +394,11 @@ int Export(const std::vector<char*>& args) {
   if (!options.ok()) return Fail(options.status(), "export");
   using Clock = std::chrono::steady_clock;
   const Clock::time_point start = Clock::now();
-  Clock::time_point shown = start;
-  uint64_t shown_done = UINT64_MAX;
   shoal::ExportOptions eo;
   eo.parts = shoal::kVectorPart;
-  eo.progress = [&](uint64_t done, uint64_t total) {
-    const Clock::time_point now = Clock::now();
-    if (done == shown_done || (done < total && now - shown < std::chrono::milliseconds(200))) {
-      return;
-    }
-    shown = now;
-    shown_done = done;
-    fmt::print(stderr, "\rexport: {} of {} entries ({:.0f}%)", done, total,
-               total == 0 ? 100.0 : 100.0 * static_cast<double>(done) / total);
-  };
+  eo.progress = ProgressLine([](uint64_t done, uint64_t total) {
+    fmt::print(stderr, "\rexport: {} of {} entries ({:.0f}%)", done, total, Percent(done, total));
+  });
   auto it = (*db)->Export(name, eo);
   if (!it.ok()) return Fail(it.status(), "export");
   const auto header = npy ? shoal::RowFileWriter::Header::kNpy : shoal::RowFileWriter::Header::kBin;
@@ -402,6 +423,30 @@ int Export(const std::vector<char*>& args) {
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   fmt::print("exported {} records of '{}' to {} and {} in {:.2f} s\n", (*vectors)->rows(), name,
              to, ids_path, seconds);
+  return kOk;
+}
+
+// Makes TO a copy of the database DIR at one moment (DB::Checkpoint), with
+// a progress line on stderr at most every 200 ms. The database is opened
+// here, so no other process may hold it (reader processes: issue 46).
+int Checkpoint(const std::vector<char*>& args) {
+  if (args.size() != 3) return kUsage;
+  auto db = OpenExisting(args[1]);
+  if (!db.ok()) return Fail(db.status(), "checkpoint");
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
+  shoal::CheckpointOptions co;
+  co.progress = ProgressLine([](uint64_t done, uint64_t total) {
+    fmt::print(stderr, "\rcheckpoint: {:.1f} of {:.1f} MiB ({:.0f}%)", done / 1048576.0,
+               total / 1048576.0, Percent(done, total));
+  });
+  absl::Status s = (*db)->Checkpoint(args[2], co);
+  fmt::print(stderr, "\n");
+  if (!s.ok()) return Fail(s, "checkpoint");
+  s = (*db)->Close();
+  if (!s.ok()) return Fail(s, "checkpoint");
+  fmt::print("checkpoint of {} at {} in {:.2f} s\n", args[1], args[2],
+             std::chrono::duration<double>(Clock::now() - start).count());
   return kOk;
 }
 
@@ -565,6 +610,7 @@ int main(int argc, char** argv) {
       {"export", Export, "shoal export DIR --to FILE.npy|FILE.fbin [--collection NAME]"},
       {"write-segments", WriteSegments, "shoal write-segments OUT FILE --like DIR [--collection NAME] [--first_id N] [--max_rows N] [--one_graph] [--prefix P]"},
       {"ingest", Ingest, "shoal ingest DIR SEGMENT... [--collection NAME] [--method link|copy|move] [--noverify_checksums]"},
+      {"checkpoint", Checkpoint, "shoal checkpoint DIR TO"},
       {"stats", Stats, "shoal stats DIR"},
       {"verify", Verify, "shoal verify DIR   (exit 0: intact, 3: damage found)"},
       {"dump-wal", DumpWal, "shoal dump-wal FILE"},

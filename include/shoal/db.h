@@ -235,6 +235,32 @@ class DB {
     return Export(collection, ExportOptions());
   }
 
+  // ---- Checkpoint ----
+
+  // Makes `dir` a database that Open opens, holding every collection as it
+  // was at one moment during the call (the cut), while writes, flushes and
+  // merges go on: every write acknowledged before the call is in it, none
+  // that started after the cut is. A PutBatch is in it whole or not at
+  // all; a BulkLoad running meanwhile may be in on some shards and not on
+  // others (as for Export). Immutable files (segments) are hard-linked
+  // when `dir` is on the same file system (FileSystem::LinkFile), copied
+  // otherwise; log files are copied up to the cut. Everything is synced,
+  // and MANIFEST is written last: a crash or an error during the call
+  // leaves no directory that opens as a database (`dir` + ".tmp", or a
+  // `dir` without MANIFEST; the next Checkpoint to `dir` removes either).
+  // The cut holds every shard's lock (shared) for microseconds; until the
+  // call returns, files that flushes and merges make obsolete are kept
+  // (disk space, not time). docs/architecture.md, "Checkpoints".
+  // Errors: AlreadyExists when `dir` exists (other than a checkpoint's
+  // leftovers); FailedPrecondition once the database is closed; I/O errors
+  // (then nothing is left at `dir`); a collection dropped during the call
+  // makes it fail.
+  [[nodiscard]] virtual absl::Status Checkpoint(const std::string& dir,
+                                                const CheckpointOptions& options) = 0;
+  [[nodiscard]] absl::Status Checkpoint(const std::string& dir) {
+    return Checkpoint(dir, CheckpointOptions());
+  }
+
   // ---- Whole database ----
 
   // Moves every memtable into on-disk segments; returns when durable. Every

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -216,21 +217,36 @@ class FileSystem {
   virtual absl::StatusOr<std::string> ReadFile(const std::string& path) = 0;
 
   virtual absl::Status Rename(const std::string& from, const std::string& to) = 0;
-  // Makes `to` a second name of the existing file `from` (a hard link);
-  // `to` must not exist. Either name then reads the same bytes; creating
-  // the link is made durable by SyncDir of `to`'s directory, the file's
-  // bytes by SyncFile. UnimplementedError when this file system cannot
-  // link (the default), and the errno's status when linking fails (e.g.
-  // EXDEV: `from` is on another file system): callers then copy.
+  virtual absl::Status RemoveFile(const std::string& path) = 0;
+  // Makes `to` a second name (hard link) of the existing file `from`. Checkpoints
+  // link immutable files this way instead of copying them. An error when the
+  // two are on different file systems (errno EXDEV) or the file system has no
+  // links; UnimplementedError by default: callers then copy the file.
   virtual absl::Status LinkFile(const std::string& from, const std::string& to) {
     return absl::UnimplementedError("no hard links on this file system");
   }
-  // fdatasyncs an existing file's bytes (one another process may have
-  // written). UnimplementedError when this file system cannot (the default).
+  // fdatasyncs an existing file's bytes: one another process wrote and may
+  // never have synced, such as a segment file linked in by
+  // DB::IngestSegments. UnimplementedError when this file system cannot (the
+  // default: ingest then copies the file instead of linking it).
   virtual absl::Status SyncFile(const std::string& path) {
     return absl::UnimplementedError("no SyncFile on this file system");
   }
-  virtual absl::Status RemoveFile(const std::string& path) = 0;
+  // Writes the first `length` bytes of `from` (an existing file at least
+  // that long, whose first `length` bytes nobody changes meanwhile: a
+  // segment, or a log's records below its end) into a new file `to`, and
+  // makes them durable, as a NewWritableFile appended, synced and closed
+  // would. Calls `copied` (may be empty) with the bytes of each run as it
+  // goes. OutOfRangeError when `from` is shorter. On an error `to` may hold
+  // part of the bytes. The default reads runs of 4 MiB with OpenRandomAccess
+  // and appends them to a NewWritableFile. The POSIX file system writes with
+  // direct I/O from a mapping of `from` where the destination allows it, so
+  // that no CPU copies the bytes and the destination's page cache is not
+  // filled (checkpoints take little CPU from the writers beside them), else
+  // with sendfile.
+  virtual absl::Status CopyFile(const std::string& from, const std::string& to,
+                                uint64_t length,
+                                const std::function<void(uint64_t bytes)>& copied);
   // Removes a directory and everything below it. OK when it does not exist.
   virtual absl::Status RemoveDirRecursive(const std::string& path) = 0;
   // Creates a directory (and missing parents). OK when it exists.

@@ -317,6 +317,16 @@ struct IngestOptions {
   bool verify_checksums = true;
 };
 
+// Options of DB::Checkpoint.
+struct CheckpointOptions {
+  // Called with (bytes linked or copied so far, bytes to link or copy) from
+  // the calling thread, after each file and about every 64 MiB of a copy
+  // (a linked file counts its size at once), and once more with done ==
+  // total when every file is in place, before the manifest is written. It
+  // must not call this DB. Empty: no progress is reported.
+  ProgressFn progress;
+};
+
 struct SearchStats {
   uint64_t segments = 0;               // segment searches
   uint64_t hops = 0;                   // graph nodes expanded

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "collection_ref.h"
 #include "data_calls.h"
+#include "export.h"
 #include "progress.h"
 #include "db/inspect.h"
 #include "nanobind/stl/filesystem.h"
@@ -154,6 +155,7 @@ nb::dict Stats(PyDB& db) {
 }  // namespace
 
 void BindDb(nb::module_& m) {
+  BindExportIterator(m);
   nb::class_<CollectionRef> collection(
       m, "Collection",
       "A named collection of records: its own dim, metric and shards. Get one from "
@@ -175,6 +177,7 @@ void BindDb(nb::module_& m) {
                             ", metric='", MetricName(c.options.metric), "')");
       });
   BindDataCalls(collection, [](CollectionRef& c) -> const CollectionRef& { return c; });
+  BindExport(collection, [](CollectionRef& c) -> const CollectionRef& { return c; });
 
   nb::class_<PyDB> db(
       m, "DB",
@@ -242,6 +245,24 @@ void BindDb(nb::module_& m) {
            },
            "Makes every write durable and releases the directory (waits for running calls). "
            "Later calls raise FailedPreconditionError. Calling it again does nothing.")
+      .def("checkpoint",
+           [](PyDB& self, std::filesystem::path dir, nb::handle progress) {
+             std::exception_ptr callback_error;
+             CheckpointOptions options;
+             options.progress = ToProgress(progress, "checkpoint", "bytes", &callback_error);
+             ThrowIfError(Run(self, [&](DB& d) { return d.Checkpoint(dir.string(), options); }));
+             if (callback_error) std::rethrow_exception(callback_error);
+           },
+           "dir"_a, nb::kw_only(), "progress"_a = nb::none(),
+           "Makes `dir` (which must not exist) a copy of the whole database as it was at one "
+           "moment during the call, which shoal.open opens, while writes, flushes and merges "
+           "go on (other threads may keep calling). Segments are hard-linked on the same "
+           "file system and copied otherwise (e.g. from /dev/shm to a disk); the logs are "
+           "copied up to that moment; everything is synced, the manifest last, so a crash "
+           "or an error leaves nothing that opens as a database.\n"
+           "progress: None, True (a progress line on stderr) or a callable progress(done, "
+           "total) in bytes.\n"
+           "Raises AlreadyExistsError when `dir` exists.")
       .def_prop_ro("closed", [](PyDB& self) { return self.handle->closed(); })
       .def("stats", &Stats,
            "Per collection: dim, metric, shards, live_vectors (what searches can return), "
@@ -259,6 +280,7 @@ void BindDb(nb::module_& m) {
            },
            nb::arg().none(), nb::arg().none(), nb::arg().none());
   BindDataCalls(db, [](PyDB& self) -> const CollectionRef& { return self.Default(); });
+  BindExport(db, [](PyDB& self) -> const CollectionRef& { return self.Default(); });
 
   const Options defaults;
   m.def("open",

@@ -15,6 +15,7 @@
 
 #include <memory>
 #include <mutex>
+#include <set>
 #include <shared_mutex>
 #include <utility>
 
@@ -27,10 +28,7 @@ namespace shoal::python {
 class DbHandle {
  public:
   explicit DbHandle(std::unique_ptr<DB> db) : db_(std::move(db)) {}
-  ~DbHandle() {
-    std::unique_lock lock(mu_);
-    if (db_ != nullptr) (void)db_->Close();
-  }
+  ~DbHandle() { (void)Close(); }
 
   // One call's use of the database: holds it open until destroyed.
   // Throws FailedPreconditionError when it is closed.
@@ -48,11 +46,36 @@ class DbHandle {
     DB* db_;
   };
 
+  // What holds engine state that must go before the database closes (an
+  // export's RecordIterator, which must not outlive its DB): Close calls
+  // Release() on each one still registered, with the handle held alone (no
+  // call of it runs), before it closes the database.
+  class Dependent {
+   public:
+    virtual void Release() = 0;
+
+   protected:
+    ~Dependent() = default;
+  };
+  void Register(Dependent* d) {
+    std::lock_guard lock(dependents_mu_);
+    dependents_.insert(d);
+  }
+  void Unregister(Dependent* d) {
+    std::lock_guard lock(dependents_mu_);
+    dependents_.erase(d);
+  }
+
   // Closes the database once every running call has returned (waits for
   // them); later calls raise. Idempotent: a second Close returns OK.
   absl::Status Close() {
     std::unique_lock lock(mu_);
     if (db_ == nullptr) return absl::OkStatus();
+    {
+      std::lock_guard dependents_lock(dependents_mu_);
+      for (Dependent* d : dependents_) d->Release();
+      dependents_.clear();
+    }
     absl::Status status = db_->Close();
     db_.reset();
     return status;
@@ -65,6 +88,8 @@ class DbHandle {
  private:
   std::shared_mutex mu_;
   std::unique_ptr<DB> db_;
+  std::mutex dependents_mu_;  // after mu_ when both are taken
+  std::set<Dependent*> dependents_;
 };
 
 }  // namespace shoal::python

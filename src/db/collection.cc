@@ -47,6 +47,7 @@ absl::StatusOr<std::unique_ptr<Collection>> Collection::Open(
         context.fs, c->CommitLogDir(), std::move(log_options));
   }
   c->compactor_ = context.compactor;
+  c->file_deleter_ = context.file_deleter;
   c->compaction_ = db_options.compaction;
   SHOAL_RETURN_IF_ERROR(context.fs->CreateDir(dir));
   SHOAL_RETURN_IF_ERROR(c->OpenSharedSegments(context, shards));
@@ -69,6 +70,7 @@ absl::StatusOr<std::unique_ptr<Collection>> Collection::Open(
     so.compactor = context.compactor;
     so.pool = context.pool;
     so.manifest = context.manifest;
+    so.file_deleter = context.file_deleter;
     so.memory_budget = context.memory_budget;
     if (i < shards.size()) so.meta = shards[i];
     so.shared_dir = dir;

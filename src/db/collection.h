@@ -47,6 +47,7 @@ class Collection {
     BackgroundWorker* flusher = nullptr;
     BackgroundWorker* compactor = nullptr;
     ManifestEditor* manifest = nullptr;
+    FileDeleter* file_deleter = nullptr;  // may be null: obsolete files go at once
     std::shared_ptr<MemoryBudget> memory_budget;  // may be null
     Options db_options;
     uint64_t incarnation = 0;  // for ManifestEditor::Apply
@@ -62,6 +63,12 @@ class Collection {
   const std::string& name() const { return name_; }
   const CollectionOptions& options() const { return options_; }
   const std::string& dir() const { return dir_; }
+  // The shards in index order (a checkpoint's cut locks them).
+  std::vector<const Shard*> shards() const {
+    std::vector<const Shard*> out;
+    for (const auto& s : shards_) out.push_back(s.get());
+    return out;
+  }
 
   [[nodiscard]] absl::Status Put(uint64_t id, std::span<const float> vector);
   [[nodiscard]] absl::Status PutBatch(std::span<const uint64_t> ids,
@@ -227,6 +234,7 @@ class Collection {
   std::atomic<bool> dropped_{false};
   // One graph while small.
   BackgroundWorker* compactor_ = nullptr;  // may be null
+  FileDeleter* file_deleter_ = nullptr;    // may be null: obsolete files go at once
   CompactionOptions compaction_;
   absl::flat_hash_map<uint64_t, std::shared_ptr<Segment>> shared_at_open_;  // Open only
   // The collection merges its shards' segments. Set while it opens: the

@@ -110,7 +110,7 @@ void Collection::ReleaseShared(uint64_t number) {
     if (shard != nullptr && shard->NamesSegment(number)) return;
   }
   // Readers holding it keep their mapping (or descriptor).
-  (void)fs_->RemoveFile(SharedSegmentPath(number));
+  RemoveObsoleteFile(fs_, file_deleter_, SharedSegmentPath(number));
 }
 
 void Collection::StopFolds() {

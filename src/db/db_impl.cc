@@ -185,6 +185,7 @@ Collection::Context DBImpl::MakeContext(uint64_t incarnation) {
   context.flusher = flusher_.get();
   context.compactor = compactor_.get();
   context.manifest = this;
+  context.file_deleter = &file_deleter_;
   context.memory_budget = memory_budget_;
   context.db_options = options_;
   return context;
@@ -328,7 +329,10 @@ absl::Status DBImpl::DropCollection(std::string_view name) {
   // waits for the collection's running merge or bulk load, so it runs
   // without mu_: other collections' calls go on meanwhile. The entry stays,
   // marked dropped (NotFound to every call; a CreateCollection of the name
-  // waits), until the files are gone.
+  // waits), until the files are gone. A checkpoint whose cut holds the
+  // collection (taken before the drop) may be copying its files: they stay
+  // until it ends (checkpoints taken after the drop leave it out).
+  file_deleter_.WaitUntilNoHold();
   (void)c->Close();
   absl::Status removed = fs_->RemoveDirRecursive(c->dir());
   if (removed.ok()) removed = fs_->SyncDir(path_);

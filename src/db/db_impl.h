@@ -19,6 +19,7 @@
 #include "db/collection.h"
 #include "version/manifest.h"
 #include "db/inspect.h"
+#include "version/file_deleter.h"
 #include "version/manifest_editor.h"
 #include "shoal/db.h"
 #include "util/background_worker.h"
@@ -80,6 +81,9 @@ class DBImpl final : public DB, private ManifestEditor {
                               const IngestOptions& options) override;
   using DB::IngestSegments;
   using DB::Export;
+  // db/checkpoint.cc.
+  absl::Status Checkpoint(const std::string& dir, const CheckpointOptions& options) override;
+  using DB::Checkpoint;
   using DB::GetRecord;
   using DB::GetRecords;
   absl::Status Flush() override;
@@ -125,6 +129,9 @@ class DBImpl final : public DB, private ManifestEditor {
   // Options::memory_budget_bytes (kDisk segments' codes and caches).
   const std::shared_ptr<MemoryBudget> memory_budget_ =
       MemoryBudget::Create(options_.memory_budget_bytes);
+  // Removes obsolete files, held off while a checkpoint copies (before the
+  // collections, which use it).
+  FileDeleter file_deleter_{fs_};
 
   // The manifest as last written. Lock order: mu_ before manifest_mu_.
   mutable Mutex manifest_mu_;

@@ -16,7 +16,7 @@
 // records), shard_write.cc (puts, deletes, back-pressure, freezing),
 // shard_batch.cc (a batch over several shards), shard_flush.cc (flushes,
 // bulk loads, compaction: every way a segment is published) and
-// shard_read.cc (Get, Search).
+// shard_read.cc (Get, Search), shard_checkpoint.cc (a checkpoint's cut).
 //
 // Thread-safe.
 
@@ -153,6 +153,31 @@ class Shard {
   // them or in none. `shards` in increasing index order.
   static std::vector<ExportView> TakeExportViews(std::span<const Shard* const> shards)
       ABSL_NO_THREAD_SAFETY_ANALYSIS;  // locks every shard
+  // What a checkpoint (db/checkpoint.cc) copies of the shard, noted at one
+  // moment: its segments and flushed sequence as its sources held them
+  // (which the MANIFEST file may be ahead of: a flush publishes before it
+  // installs), and where its log ended.
+  struct CheckpointView {
+    bool closed = false;  // the shard was closed: nothing else is set
+    uint64_t flushed_sequence = 0;
+    std::vector<SegmentMeta> segments;  // oldest first
+    uint64_t log_number = 0;            // the log's current file
+    size_t log_offset = 0;              // the end of its last record
+    uint64_t log_lsn = 0;               // the log's end position (SyncWalTo)
+    bool log_direct = false;            // records are in memory until synced
+  };
+  // Every shard's CheckpointView (out[j] is shards[j]'s) at one moment:
+  // every lock is held, shared, at once, taken in the order of `shards`
+  // (the caller's: collections by name, then shards by index, an order no
+  // other path contradicts), so a batch over several shards is in all the
+  // views or in none.
+  static std::vector<CheckpointView> TakeCheckpointViews(std::span<const Shard* const> shards)
+      ABSL_NO_THREAD_SAFETY_ANALYSIS;  // locks every shard
+  // Makes the log durable up to `lsn` (a CheckpointView's log_lsn), so that
+  // a direct-I/O log's file holds every record before it.
+  [[nodiscard]] absl::Status SyncWalTo(uint64_t lsn) const;
+  // The shard's directory (its log files and own segments).
+  const std::string& dir() const { return dir_; }
   // Offers this shard's newest live vectors to `top`: exact over memtables,
   // beam search over segments. options.filter, when set, is compiled here
   // (InvalidArgument as filter.h says).

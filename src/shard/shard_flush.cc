@@ -271,7 +271,7 @@ void Shard::RemoveLogFilesUpTo(uint64_t number) {
   for (const std::string& name : *names) {
     uint64_t n;
     if (ParseWalFileName(name, &n) && n <= number && n < current) {
-      (void)fs_->RemoveFile(JoinPath(dir_, name));
+      RemoveObsoleteFile(fs_, options_.file_deleter, JoinPath(dir_, name));
     }
   }
 }
@@ -362,7 +362,7 @@ absl::Status Shard::AdoptBulk(BulkPart* part, const std::string& path, uint64_t 
 
 void Shard::ReleaseSegmentFile(const SegmentMeta& meta) {
   if (!meta.shared) {
-    (void)fs_->RemoveFile(SegmentPath(meta.number));
+    RemoveObsoleteFile(fs_, options_.file_deleter, SegmentPath(meta.number));
   } else if (options_.release_shared) {
     options_.release_shared(meta.number);
   }

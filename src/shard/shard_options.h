@@ -19,6 +19,7 @@
 #include "util/memory_budget.h"
 #include "util/thread_pool.h"
 #include "version/manifest.h"
+#include "version/file_deleter.h"
 #include "version/manifest_editor.h"
 #include "wal/commit_log.h"
 #include "wal/wal_writer.h"
@@ -54,6 +55,9 @@ struct ShardOptions {
   BackgroundWorker* compactor = nullptr;
   ThreadPool* pool = nullptr;           // threads for graph builds
   ManifestEditor* manifest = nullptr;   // REQUIRED
+  // Removes obsolete log files and segments, held off while a checkpoint
+  // copies them (version/file_deleter.h); may be null (removed at once).
+  FileDeleter* file_deleter = nullptr;
   // Options::memory_budget_bytes, shared by the DB's segments; may be null.
   std::shared_ptr<MemoryBudget> memory_budget;
 

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -18,8 +19,11 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <string>
+#include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "util/direct_log_file.h"
 #include "util/file_system.h"
@@ -462,10 +466,6 @@ class PosixFileSystem final : public FileSystem {
     if (rename(from.c_str(), to.c_str()) != 0) return ErrnoStatus(errno, "rename", from);
     return absl::OkStatus();
   }
-  absl::Status LinkFile(const std::string& from, const std::string& to) override {
-    if (link(from.c_str(), to.c_str()) != 0) return ErrnoStatus(errno, "link", from);
-    return absl::OkStatus();
-  }
   absl::Status SyncFile(const std::string& path) override {
     const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return ErrnoStatus(errno, "open", path);
@@ -478,6 +478,12 @@ class PosixFileSystem final : public FileSystem {
     if (unlink(path.c_str()) != 0) return ErrnoStatus(errno, "unlink", path);
     return absl::OkStatus();
   }
+  absl::Status LinkFile(const std::string& from, const std::string& to) override {
+    if (link(from.c_str(), to.c_str()) != 0) return ErrnoStatus(errno, "link", from);
+    return absl::OkStatus();
+  }
+  absl::Status CopyFile(const std::string& from, const std::string& to, uint64_t length,
+                        const std::function<void(uint64_t)>& copied) override;
   absl::Status RemoveDirRecursive(const std::string& path) override {
     std::error_code ec;
     std::filesystem::remove_all(path, ec);
@@ -543,6 +549,102 @@ class PosixFileSystem final : public FileSystem {
     return std::make_unique<PosixFileLock>(fd);
   }
 };
+
+// Where the destination takes direct I/O, the aligned part of the copy is
+// written from a mapping of the source: the device reads the source's pages
+// itself (no copy through the CPU, nothing added to the destination's page
+// cache). The rest (the unaligned tail; everything where O_DIRECT is
+// refused, e.g. tmpfs before Linux 6.6) goes through sendfile, one copy in
+// the kernel; where sendfile is refused too, through pread and write.
+absl::Status PosixFileSystem::CopyFile(const std::string& from, const std::string& to,
+                                       uint64_t length,
+                                       const std::function<void(uint64_t)>& copied) {
+  int in = -1;
+  struct stat st;
+  SHOAL_RETURN_IF_ERROR(OpenAndStat(from, O_RDONLY | O_CLOEXEC, &in, &st));
+  absl::Cleanup close_in = [in] { close(in); };
+  if (static_cast<uint64_t>(st.st_size) < length) {
+    return absl::OutOfRangeError(absl::StrCat("copy of ", from, ": ", length,
+                                              " bytes wanted, the file holds ", st.st_size));
+  }
+  constexpr int kCreate = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC;
+  int out = open(to.c_str(), kCreate | O_DIRECT, 0644);
+  const bool direct = out >= 0;
+  if (!direct && errno == EINVAL) out = open(to.c_str(), kCreate, 0644);
+  if (out < 0) return ErrnoStatus(errno, "open", to);
+  absl::Cleanup close_out = [&out] {
+    if (out >= 0) close(out);
+  };
+  constexpr uint64_t kRun = uint64_t{8} << 20;
+  uint64_t done = 0;
+  const uint64_t aligned = direct ? length & ~uint64_t{4095} : 0;
+  if (aligned > 0) {
+    void* map = mmap(nullptr, aligned, PROT_READ, MAP_SHARED, in, 0);
+    if (map == MAP_FAILED) return ErrnoStatus(errno, "mmap", from);
+    absl::Cleanup unmap = [map, aligned] { munmap(map, aligned); };
+    (void)madvise(map, aligned, MADV_SEQUENTIAL);
+    const char* src = static_cast<const char*>(map);
+    while (done < aligned) {
+      const size_t n = static_cast<size_t>(std::min(kRun, aligned - done));
+      const ssize_t w = pwrite(out, src + done, n, static_cast<off_t>(done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0 && errno == EINVAL && done == 0) break;  // refused after all: below
+      if (w < 0) return ErrnoStatus(errno, "pwrite", to);
+      // A short direct write leaves an unaligned end: the rest goes below.
+      done += static_cast<uint64_t>(w);
+      if (copied) copied(static_cast<uint64_t>(w));
+      if (static_cast<size_t>(w) < n) break;
+    }
+  }
+  if (direct) {
+    const int flags = fcntl(out, F_GETFL);
+    if (flags < 0 || fcntl(out, F_SETFL, flags & ~O_DIRECT) != 0) {
+      return ErrnoStatus(errno, "fcntl", to);
+    }
+  }
+  bool use_sendfile = true;
+  std::vector<char> buffer;
+  while (done < length) {
+    const size_t n = static_cast<size_t>(std::min(kRun, length - done));
+    ssize_t w;
+    if (use_sendfile) {
+      off_t offset = static_cast<off_t>(done);
+      if (lseek(out, offset, SEEK_SET) < 0) return ErrnoStatus(errno, "lseek", to);
+      w = sendfile(out, in, &offset, n);
+      if (w < 0 && (errno == EINVAL || errno == ENOSYS) && buffer.empty()) {
+        use_sendfile = false;
+        continue;
+      }
+      if (w < 0 && errno != EINTR) return ErrnoStatus(errno, "sendfile", to);
+    } else {
+      if (buffer.empty()) buffer.resize(kRun);
+      w = pread(in, buffer.data(), n, static_cast<off_t>(done));
+      if (w < 0 && errno != EINTR) return ErrnoStatus(errno, "pread", from);
+      if (w > 0) {
+        for (ssize_t put = 0; put < w;) {
+          const ssize_t p =
+              pwrite(out, buffer.data() + put, static_cast<size_t>(w - put),
+                     static_cast<off_t>(done) + put);
+          if (p < 0 && errno == EINTR) continue;
+          if (p < 0) return ErrnoStatus(errno, "pwrite", to);
+          put += p;
+        }
+      }
+    }
+    if (w < 0) continue;  // EINTR
+    if (w == 0) {
+      return absl::DataLossError(absl::StrCat("copy of ", from, ": the file ended at offset ",
+                                              done, ", ", length, " bytes wanted"));
+    }
+    done += static_cast<uint64_t>(w);
+    if (copied) copied(static_cast<uint64_t>(w));
+  }
+  if (fdatasync(out) != 0) return ErrnoStatus(errno, "fdatasync", to);
+  const int r = close(out);
+  out = -1;
+  if (r != 0) return ErrnoStatus(errno, "close", to);
+  return absl::OkStatus();
+}
 
 }  // namespace
 

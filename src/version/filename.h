@@ -32,6 +32,11 @@ inline constexpr std::string_view kLockFile = "LOCK";
 inline constexpr std::string_view kDroppedSuffix = ".dropped";
 // The commit log's directory inside a collection's directory.
 inline constexpr std::string_view kCommitLogDir = "commit";
+// A checkpoint is built in its directory's name + kTempSuffix, which holds
+// this marker from its first step until MANIFEST is in place, so that only a
+// checkpoint's own leftovers are ever removed. No collection can have the
+// name (collection names do not start with '.').
+inline constexpr std::string_view kCheckpointMarker = ".checkpoint-staging";
 
 // "wal-000042.log"
 std::string WalFileName(uint64_t number);

@@ -169,6 +169,14 @@ absl::StatusOr<ReadResult> ReadWalFile(
   const char* h = data.data();
   if (std::memcmp(h, kFileMagic.data(), kFileMagic.size()) != 0 ||
       DecodeFixed32(h + 28) != static_cast<uint32_t>(Checksum64(h, 28))) {
+    // A process killed while it stored a new file's header leaves part of
+    // it in a file of zeros (the writer stores the header before anything
+    // else goes into the file): as a header that never reached the disk.
+    // Anything else after a damaged header is damage.
+    if (AllZero(data.substr(kFileHeaderSize))) {
+      result.torn_tail = true;
+      return result;
+    }
     return absl::DataLossError(
         absl::StrCat("write-ahead log ", path, ": damaged file header at offset 0"));
   }

@@ -129,6 +129,9 @@ class WalWriter {
   // Position just past the last finished record (bytes ever appended).
   uint64_t end_lsn() const { return end_lsn_.load(std::memory_order_acquire); }
   uint64_t current_file_number() const { return number_; }
+  // Where the next record starts in the current file: the end of the last
+  // finished one (a record boundary). REQUIRES: the caller's serialization.
+  size_t current_offset() const { return offset_; }
   // Whether files are written with direct I/O (FileSystem::OpenDirect):
   // then records are in memory until synced, and BeginRecordWrite copies
   // like BeginRecord.

@@ -51,6 +51,8 @@ void Print(const char* what, const shoal::crash::Figures& f, double seconds) {
   }
   std::printf("; %llu crashes while a segment file (flush, merge, consolidation) was written",
               static_cast<unsigned long long>(f.cuts_mid_segment_write));
+  std::printf("; %llu whole checkpoints found after the crash, opened and checked",
+              static_cast<unsigned long long>(f.checkpoints));
   std::printf("; acknowledged writes lost: %llu\n", static_cast<unsigned long long>(f.lost));
 }
 

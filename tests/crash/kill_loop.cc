@@ -47,16 +47,35 @@ struct ThreadLog {
     _exit(3);
   }
   std::vector<std::thread> writers;
+  if (seed % 3 == 0) {
+    // A third of the children checkpoint without a pause beside the
+    // writers, so that kills land inside checkpoints.
+    writers.emplace_back([&] {
+      for (int slot = 0;; slot = 1 - slot) {
+        absl::Status s = RunCheckpoint(**db, path, slot, FileSystem::Default());
+        if (!s.ok()) {
+          std::fprintf(stderr, "child: Checkpoint -> %s\n", s.ToString().c_str());
+          _exit(4);
+        }
+      }
+    });
+  }
   for (int t = 0; t < threads; ++t) {
     writers.emplace_back([&, t] {
       std::mt19937_64 rng(seed ^ (0x9E3779B97F4A7C15ull * (t + 1)));
       for (uint64_t i = 0;; ++i) {
         if (t == 0 && i % 97 == 96) {
-          // Flush (and now and then Compact) while others write: a kill may
-          // land inside a segment build or a manifest update.
-          absl::Status s = rng() % 5 == 0 ? RunCompact(**db) : (*db)->Flush();
+          // Flush (now and then Compact or Checkpoint) while others write:
+          // a kill may land inside a segment build, a manifest update or a
+          // checkpoint's copy.
+          const uint64_t pick = rng() % 10;
+          absl::Status s = pick < 2 ? RunCompact(**db)
+                           : pick < 4 && seed % 3 != 0
+                               ? RunCheckpoint(**db, path, static_cast<int>(i % 2), FileSystem::Default())
+                               : (*db)->Flush();
           if (!s.ok() && !absl::IsUnimplemented(s)) {
-            std::fprintf(stderr, "child: Flush/Compact -> %s\n", s.ToString().c_str());
+            std::fprintf(stderr, "child: Flush/Compact/Checkpoint -> %s\n",
+                         s.ToString().c_str());
             _exit(4);
           }
           continue;
@@ -182,10 +201,13 @@ bool RunKillLoop(const LoopConfig& config, Figures* figures) {
       bool whole;     // a BulkLoad: all of its parts or none
     };
     std::vector<Uncertain> uncertain;
+    const Model before = model;
+    Possible possible;  // what a checkpoint of the cycle may hold
     for (int t = 0; t < kMaxThreads; ++t) {
       for (uint64_t seed : logs[t].acked) {
         for (const auto& [shard, effect] :
              EffectsByShard(MakeOp(t, seed), shape.dim, shape.shards)) {
+          AddPossible(effect, before, &possible);
           Apply(effect, &model);
         }
         ++figures->ops_acked;
@@ -195,6 +217,7 @@ bool RunKillLoop(const LoopConfig& config, Figures* figures) {
         ++figures->in_flight;
         const Op op = MakeOp(t, *logs[t].in_flight);
         for (auto& [shard, effect] : EffectsByShard(op, shape.dim, shape.shards)) {
+          AddPossible(effect, before, &possible);
           uncertain.push_back({std::move(effect), t, op.kind == OpKind::kBulkLoad});
         }
       }
@@ -266,6 +289,16 @@ bool RunKillLoop(const LoopConfig& config, Figures* figures) {
                    s.ToString().c_str());
       return keep();
     }
+    uint64_t checkpoints_found = 0;
+    if (absl::Status s = CheckCheckpoint(path, MakeOptions(shape, policy), shape.dim, before,
+                                         possible, rng(), &checkpoints_found);
+        !s.ok()) {
+      std::fprintf(stderr, "kill loop: cycle %llu (%s): %s\n",
+                   static_cast<unsigned long long>(cycle), PolicyName(policy),
+                   s.ToString().c_str());
+      return keep();
+    }
+    figures->checkpoints += checkpoints_found;
     if (absl::Status s = (*db)->Close(); !s.ok()) {
       std::fprintf(stderr, "kill loop: Close -> %s\n", s.ToString().c_str());
       return keep();

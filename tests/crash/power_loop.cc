@@ -294,13 +294,36 @@ bool RunPowerLossLoop(const LoopConfig& config, Figures* figures) {
       if (error.empty()) error = what + " -> " + s.ToString();
     };
     const uint64_t cycle_seed = rng();
+    if (cycle_seed % 3 == 0) {
+      // A third of the cycles checkpoint without a pause beside the
+      // writers, so that cuts land inside checkpoints.
+      writers.emplace_back([&] {
+        for (int slot = 0; !stop.load(); slot = 1 - slot) {
+          absl::Status s = RunCheckpoint(**db, path, slot, fs.get());
+          if (!s.ok()) {
+            fail("Checkpoint", s);
+            break;
+          }
+        }
+      });
+    }
     for (int t = 0; t < threads; ++t) {
       writers.emplace_back([&, t] {
         std::mt19937_64 r(cycle_seed ^ (0x9E3779B97F4A7C15ull * (t + 1)));
         std::vector<Rec>& log = logs[t];
         for (uint64_t i = 0; !stop.load(); ++i) {
           if (t == 0 && i % 97 == 96) {
-            absl::Status s = r() % 5 == 0 ? RunCompact(**db) : (*db)->Flush();
+            const uint64_t pick = r() % 10;
+            if (pick >= 2 && pick < 4 && cycle_seed % 3 != 0) {  // else a thread does
+              // A checkpoint beside the database, on the same file system.
+              absl::Status s = RunCheckpoint(**db, path, static_cast<int>(i % 2), fs.get());
+              if (!s.ok()) {
+                fail("Checkpoint", s);
+                break;
+              }
+              continue;
+            }
+            absl::Status s = pick < 2 ? RunCompact(**db) : (*db)->Flush();
             if (s.ok()) ++flushes;
             if (!s.ok() && !absl::IsUnimplemented(s)) {
               fail("Flush/Compact", s);
@@ -372,6 +395,29 @@ bool RunPowerLossLoop(const LoopConfig& config, Figures* figures) {
       std::fprintf(stderr, "power loop: directory kept: %s\n", path.c_str());
       return keep();
     }
+    // A checkpoint whose MANIFEST survived the cut was synced whole: it
+    // holds the state of one moment of the cycle.
+    Possible possible;
+    for (int t = 0; t < kMaxThreads; ++t) {
+      for (const Rec& r : logs[t]) {
+        for (const auto& [shard, effect] :
+             EffectsByShard(MakeOp(t, r.seed), shape.dim, shape.shards)) {
+          AddPossible(effect, model, &possible);
+        }
+      }
+    }
+    uint64_t checkpoints_found = 0;
+    Options checkpoint_options = options;
+    checkpoint_options.file_system = fs.get();
+    if (absl::Status s = CheckCheckpoint(path, checkpoint_options, shape.dim, model, possible,
+                                         rng(), &checkpoints_found);
+        !s.ok()) {
+      std::fprintf(stderr, "power loop: cycle %llu (%s): %s\n",
+                   static_cast<unsigned long long>(n), PolicyName(c.policy),
+                   s.ToString().c_str());
+      return keep();
+    }
+    figures->checkpoints += checkpoints_found;
     model = std::move(observed).value();
     if (absl::Status s = CheckNoFileLeaked(**db, path); !s.ok()) {
       std::fprintf(stderr, "power loop: cycle %llu: %s\n", static_cast<unsigned long long>(n),

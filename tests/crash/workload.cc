@@ -144,6 +144,59 @@ std::vector<float> Value(uint32_t dim, uint64_t value_seed) {
 
 absl::Status RunCompact(DB& db) { return db.Compact(); }
 
+std::string CheckpointPath(const std::string& path, int slot) {
+  return absl::StrCat(path, "-checkpoint-", slot);
+}
+
+absl::Status RunCheckpoint(DB& db, const std::string& path, int slot, FileSystem* fs) {
+  const std::string to = CheckpointPath(path, slot);
+  SHOAL_RETURN_IF_ERROR(fs->RemoveDirRecursive(to));
+  SHOAL_RETURN_IF_ERROR(fs->RemoveDirRecursive(to + ".tmp"));
+  return db.Checkpoint(to);
+}
+
+void AddPossible(const Effect& effect, const Model& before, Possible* possible) {
+  for (const auto& [id, hash] : effect) {
+    auto [it, added] = possible->try_emplace(id);
+    if (added) it->second.insert(HashOf(before, id));
+    it->second.insert(hash);
+  }
+}
+
+absl::Status CheckCheckpoint(const std::string& path, const Options& options, uint32_t dim,
+                             const Model& before, const Possible& possible, uint64_t seed,
+                             uint64_t* found) {
+  FileSystem* fs = options.file_system != nullptr ? options.file_system : FileSystem::Default();
+  for (int slot = 0; slot < kCheckpointSlots; ++slot) {
+    const std::string copy = CheckpointPath(path, slot);
+    if (fs->Exists(JoinPath(copy, kManifestFile))) {
+      ++*found;
+      Options o = options;
+      o.create_if_missing = false;
+      absl::StatusOr<std::unique_ptr<DB>> db = DB::Open(o, copy);
+      if (!db.ok()) {
+        return absl::InternalError(absl::StrCat("checkpoint ", copy, " does not open: ",
+                                                db.status().ToString()));
+      }
+      SHOAL_ASSIGN_OR_RETURN(Model observed, Observe(**db, dim, seed));
+      for (uint64_t id = 0; id < kFirstUnusedId; ++id) {
+        const uint64_t h = HashOf(observed, id);
+        auto it = possible.find(id);
+        const bool ok = it == possible.end() ? h == HashOf(before, id) : it->second.contains(h);
+        if (!ok) {
+          return absl::InternalError(absl::StrCat("checkpoint ", copy, ": id ", id,
+                                                  " holds a value it never held in the cycle (",
+                                                  h == 0 ? "absent" : "present", ")"));
+        }
+      }
+      SHOAL_RETURN_IF_ERROR((*db)->Close());
+    }
+    SHOAL_RETURN_IF_ERROR(fs->RemoveDirRecursive(copy));
+    SHOAL_RETURN_IF_ERROR(fs->RemoveDirRecursive(copy + ".tmp"));
+  }
+  return fs->SyncDir(std::filesystem::path(path).parent_path().string());
+}
+
 absl::Status RunOp(DB& db, const Op& op, uint32_t dim) {
   switch (op.kind) {
     case OpKind::kPut:

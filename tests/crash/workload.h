@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -26,6 +27,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "shoal/db.h"
+#include "shoal/file_system.h"
 
 namespace shoal::crash {
 
@@ -112,6 +114,28 @@ inline uint64_t HashOf(const Model& m, uint64_t id) {
   return it == m.end() ? 0 : it->second;
 }
 
+// The checkpoints the loops make beside `path` (the database), in two
+// slots used in turn, so that a whole copy is there while the next is made:
+// CheckpointPath(path, slot) is replaced each time (the earlier copy, and
+// what a crash left of one, removed first through `fs`).
+inline constexpr int kCheckpointSlots = 2;
+std::string CheckpointPath(const std::string& path, int slot);
+absl::Status RunCheckpoint(DB& db, const std::string& path, int slot, FileSystem* fs);
+// id -> every value hash (0 = absent) the id held at some moment of a
+// cycle: its value at the cycle's start, then each one an operation of the
+// cycle gave it (acknowledged or in flight).
+using Possible = std::unordered_map<uint64_t, std::set<uint64_t>>;
+void AddPossible(const Effect& effect, const Model& before, Possible* possible);
+// After a crash: for each slot whose CheckpointPath holds a database (its
+// MANIFEST is there, so the copy was whole), opens it with `options` and
+// checks it with Observe, and that every id holds a value it held at some
+// moment of the cycle. Then removes the copies and anything a crash left of
+// one, and syncs their parent: no copy outlives its cycle. *found: the
+// whole copies checked.
+absl::Status CheckCheckpoint(const std::string& path, const Options& options, uint32_t dim,
+                             const Model& before, const Possible& possible, uint64_t seed,
+                             uint64_t* found);
+
 // Reads every id a writer may own with GetRecord (every part), and checks that a sample of
 // never-written ids is NotFound and that Search returns only live ids, in
 // order, without repeats.
@@ -139,6 +163,7 @@ struct Figures {
   uint64_t block_keeps = 0;        // power losses keeping random blocks of it
   uint64_t clean_closes = 0;
   uint64_t flushes = 0;            // Flush/Compact calls that completed
+  uint64_t checkpoints = 0;        // whole checkpoints found after a crash and checked
   uint64_t cuts_mid_segment_write = 0;  // crashes while a segment file was written
   uint64_t lost = 0;               // acknowledged writes not found: must be 0
 };

@@ -650,6 +650,30 @@ absl::Status FaultInjectionFileSystem::Rename(const std::string& from, const std
   return absl::OkStatus();
 }
 
+absl::Status FaultInjectionFileSystem::LinkFile(const std::string& from,
+                                                const std::string& to) {
+  const std::string f = Norm(from), t = Norm(to);
+  if (absl::Status s = Check(FsOp::kRename, f); !s.ok()) return s;
+  MutexLock lock(&mu_);
+  absl::Status s = base_->LinkFile(f, t);
+  if (!s.ok()) return s;
+  dir_ops_.push_back(DirOp{DirOp::kCreateFile, {Parent(t)}, t});
+  return absl::OkStatus();
+}
+
+absl::Status FaultInjectionFileSystem::SyncFile(const std::string& path) {
+  const std::string p = Norm(path);
+  if (absl::Status s = Check(FsOp::kSync, p); !s.ok()) return s;
+  std::shared_ptr<Node> node;
+  {
+    MutexLock lock(&mu_);
+    auto it = nodes_.find(p);
+    if (it == nodes_.end()) return absl::OkStatus();
+    node = it->second;
+  }
+  return SyncNode(node);
+}
+
 absl::Status FaultInjectionFileSystem::RemoveFile(const std::string& path) {
   const std::string p = Norm(path);
   if (absl::Status s = Check(FsOp::kRemove, p); !s.ok()) return s;
@@ -702,6 +726,19 @@ absl::Status FaultInjectionFileSystem::SyncDir(const std::string& path) {
   absl::Status s = base_->SyncDir(p);
   if (!s.ok()) return s;
   for (DirOp& op : dir_ops_) std::erase(op.dirs, p);
+  // A removal (or a rename away) made durable moots the older operations
+  // still pending below the path it took away: there is nothing left there
+  // for a power cut to undo them in (e.g. a file removed in a directory
+  // never synced, then the whole directory removed, durably).
+  for (size_t i = 0; i < dir_ops_.size(); ++i) {
+    const DirOp& op = dir_ops_[i];
+    if (!op.dirs.empty() || (op.kind != DirOp::kRemove && op.kind != DirOp::kRename)) continue;
+    const std::string gone = op.kind == DirOp::kRemove ? op.path : op.from;
+    for (size_t j = 0; j < i; ++j) {
+      DirOp& older = dir_ops_[j];
+      if (IsUnder(older.path, gone) && older.path != gone) older.dirs.clear();
+    }
+  }
   std::erase_if(dir_ops_, [](const DirOp& op) { return op.dirs.empty(); });
   return absl::OkStatus();
 }

@@ -67,8 +67,8 @@ enum class FsOp : uint8_t {
   kOpen = 0,   // NewWritableFile
   kWrite,      // WritableFile::Append
   kClose,      // WritableFile::Close
-  kSync,       // WritableFile::Sync, MappedFile::Sync and SyncPrefix, SyncDir
-  kRename,     // Rename
+  kSync,       // WritableFile::Sync, MappedFile::Sync and SyncPrefix, SyncDir, SyncFile
+  kRename,     // Rename, LinkFile (both add a directory entry)
   kRead,       // ReadFile, FileSize, ListDir
   kMmap,       // OpenMapped, OpenDirect, OpenReadOnlyMapped, OpenRandomAccess
   kRemove,     // RemoveFile, RemoveDirRecursive
@@ -172,6 +172,14 @@ class FaultInjectionFileSystem final : public FileSystem {
   absl::StatusOr<std::string> ReadFile(const std::string& path) override;
   absl::Status Rename(const std::string& from, const std::string& to) override;
   absl::Status RemoveFile(const std::string& path) override;
+  // A link is a directory entry: until its directory is synced, a power cut
+  // takes it away (DropUnsyncedData removes it); the file it names keeps
+  // its content, which must be durable already (links are made of
+  // immutable, synced files).
+  absl::Status LinkFile(const std::string& from, const std::string& to) override;
+  // A kSync: a tracked file's current content becomes durable (an untracked
+  // one, written outside this file system, counts as durable already).
+  absl::Status SyncFile(const std::string& path) override;
   absl::Status RemoveDirRecursive(const std::string& path) override;
   absl::Status CreateDir(const std::string& path) override;
   absl::Status SyncDir(const std::string& path) override;
