@@ -632,9 +632,8 @@ std::vector<IoCase> Cases() {
   }
   {
     // Segment files a SegmentWriter built outside the database (on the
-    // healthy file system), ingested through the failing one: a copy each
-    // (the fault-injecting file system links, but has no SyncFile to make a
-    // link's bytes durable, so ingest copies).
+    // healthy file system), ingested through the failing one: linked (a
+    // failed link or SyncFile falls back to a copy, which fails in turn).
     IoCase& c = add_merge("IngestSegments");  // kAlways, the power lost at each step too
     c.setup = [](DB& db, Tracker* t) { PutRange(db, t, "default", 0, 10); };
     c.call = [](DB& db, Tracker* t) -> absl::Status {

@@ -227,8 +227,10 @@ class FileSystem {
   virtual absl::Status LinkFile(const std::string& from, const std::string& to) {
     return absl::UnimplementedError("no hard links on this file system");
   }
-  // fdatasyncs an existing file's bytes (one another process may have
-  // written). UnimplementedError when this file system cannot (the default).
+  // fdatasyncs an existing file's bytes: one another process wrote and may
+  // never have synced, such as a segment file linked in by
+  // DB::IngestSegments. UnimplementedError when this file system cannot (the
+  // default: ingest then copies the file instead of linking it).
   virtual absl::Status SyncFile(const std::string& path) {
     return absl::UnimplementedError("no SyncFile on this file system");
   }

@@ -661,6 +661,19 @@ absl::Status FaultInjectionFileSystem::LinkFile(const std::string& from,
   return absl::OkStatus();
 }
 
+absl::Status FaultInjectionFileSystem::SyncFile(const std::string& path) {
+  const std::string p = Norm(path);
+  if (absl::Status s = Check(FsOp::kSync, p); !s.ok()) return s;
+  std::shared_ptr<Node> node;
+  {
+    MutexLock lock(&mu_);
+    auto it = nodes_.find(p);
+    if (it == nodes_.end()) return absl::OkStatus();
+    node = it->second;
+  }
+  return SyncNode(node);
+}
+
 absl::Status FaultInjectionFileSystem::RemoveFile(const std::string& path) {
   const std::string p = Norm(path);
   if (absl::Status s = Check(FsOp::kRemove, p); !s.ok()) return s;

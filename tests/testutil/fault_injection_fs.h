@@ -67,7 +67,7 @@ enum class FsOp : uint8_t {
   kOpen = 0,   // NewWritableFile
   kWrite,      // WritableFile::Append
   kClose,      // WritableFile::Close
-  kSync,       // WritableFile::Sync, MappedFile::Sync and SyncPrefix, SyncDir
+  kSync,       // WritableFile::Sync, MappedFile::Sync and SyncPrefix, SyncDir, SyncFile
   kRename,     // Rename, LinkFile (both add a directory entry)
   kRead,       // ReadFile, FileSize, ListDir
   kMmap,       // OpenMapped, OpenDirect, OpenReadOnlyMapped, OpenRandomAccess
@@ -177,6 +177,9 @@ class FaultInjectionFileSystem final : public FileSystem {
   // its content, which must be durable already (links are made of
   // immutable, synced files).
   absl::Status LinkFile(const std::string& from, const std::string& to) override;
+  // A kSync: a tracked file's current content becomes durable (an untracked
+  // one, written outside this file system, counts as durable already).
+  absl::Status SyncFile(const std::string& path) override;
   absl::Status RemoveDirRecursive(const std::string& path) override;
   absl::Status CreateDir(const std::string& path) override;
   absl::Status SyncDir(const std::string& path) override;
