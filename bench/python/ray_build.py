@@ -54,7 +54,7 @@ def main():
     args = ap.parse_args()
     base_path, query_path, truth_path, info = datasets.load_export_dir(args.export_dir)
     metric, k = info["metric"], 10
-    queries = datasets.read_vectors(query_path)
+    queries, _ = datasets.read_vectors(query_path)
     truth = datasets.read_truth(truth_path)
     src = base_path
     work = tempfile.mkdtemp(prefix="shoal-raybuild-bench-", dir="/dev/shm")
@@ -67,7 +67,7 @@ def main():
             return shoal.open(os.path.join(work, name), dim=dim, metric=metric, shard_count=2,
                               worker_threads=2)
 
-        x = datasets.read_vectors(src)
+        x, _ = datasets.read_vectors(src)
         ids = np.arange(len(x), dtype=np.uint64)
         with fresh("bulk") as db:
             t = time.perf_counter()

@@ -9,6 +9,9 @@ N actors.
     ids, distances = coll.search_batch(np.random.rand(5, 128).astype(np.float32), k=10)
     coll.close()
 
+    # Segments built in parallel tasks (each maps its input), then ingested:
+    shoal.ray.build("/data/base.fbin", coll_or_collection, workers=2)
+
 Each actor owns one part: a shoal database directory holding the records
 whose id hashes to it (splitmix64(id) % N), durable in that part's logs.
 Searches go to every part and their top-k are merged exactly. An actor
