@@ -14,6 +14,8 @@ on tmpfs:
 
 and the recall@10 and QPS of each at list sizes 10/20/40 (search_batch of
 the queries, 2 threads). Build times include the tasks' reads and the ingest.
+On a host shared with other work, a task may get less than a core: the
+table also gives each task's CPU seconds, and the speed-up they imply.
 """
 
 import argparse
@@ -70,9 +72,10 @@ def main():
         x, _ = datasets.read_vectors(src)
         ids = np.arange(len(x), dtype=np.uint64)
         with fresh("bulk") as db:
-            t = time.perf_counter()
+            t, cpu = time.perf_counter(), time.process_time()
             db.bulk_load(ids, x)
-            runs.append(("bulk_load, 1 process, 2 threads", time.perf_counter() - t,
+            secs, cpu = time.perf_counter() - t, time.process_time() - cpu
+            runs.append(("bulk_load, 1 process, 2 threads", secs, [cpu], os.getloadavg()[0],
                          evaluate(db, queries, truth, k)))
         del x
         for name, workers, split in (("ray 1 task", 1, "shards"),
@@ -80,18 +83,23 @@ def main():
                                      ("ray 2 tasks, split=rows", 2, "rows")):
             with fresh(name.replace(" ", "_").replace(",", "")) as db:
                 t = time.perf_counter()
-                sray.build(src, db, workers=workers, split=split, num_cpus=1, threads=1,
-                           staging_dir=work)
-                runs.append((name, time.perf_counter() - t, evaluate(db, queries, truth, k)))
+                out = sray.build(src, db, workers=workers, split=split, num_cpus=1, threads=1,
+                                 staging_dir=work)
+                runs.append((name, time.perf_counter() - t, out["task_cpu_seconds"],
+                             os.getloadavg()[0], evaluate(db, queries, truth, k)))
             print(runs[-1], flush=True)
-        ray1 = runs[1][1]
+        ray1, ray1_cpu = runs[1][1], max(runs[1][2])
         print(f"\n{len(truth)} queries, {info.get('name')} {info.get('num_vectors')} x {dim}, "
               f"{metric}")
-        print("| build | seconds | ray 1 / this | " + " | ".join(
-            f"recall@10, QPS at L={ls}" for ls in LIST_SIZES) + " |")
-        for name, secs, ev in runs:
+        # "CPU-bound": the speed-up if every task had a core of its own (the
+        # 1-task run's CPU seconds over this run's longest task's).
+        print("| build | seconds | ray 1 / this | CPU s (tasks) | CPU-bound ray 1 / this | "
+              "load | " + " | ".join(f"recall@10, QPS at L={ls}" for ls in LIST_SIZES) + " |")
+        for name, secs, cpus, load, ev in runs:
             cells = " | ".join(f"{r:.4f}, {q:.0f}" for _, r, q in ev)
-            print(f"| {name} | {secs:.1f} | {ray1 / secs:.2f} | {cells} |")
+            cpu_cells = " + ".join(f"{c:.1f}" for c in cpus)
+            print(f"| {name} | {secs:.1f} | {ray1 / secs:.2f} | {cpu_cells} | "
+                  f"{ray1_cpu / max(cpus):.2f} | {load:.1f} | {cells} |")
     finally:
         ray.shutdown()
         shutil.rmtree(work, ignore_errors=True)

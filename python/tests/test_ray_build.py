@@ -77,6 +77,8 @@ def test_build_reaches_the_recall_of_one_process_bulk_load(cluster, work_dir, sp
         out = sray.build(os.path.join(work_dir, "x.npy"), built, workers=2, split=split,
                          num_cpus=0.5, staging_dir=work_dir)
         assert out["rows"] == len(x) and out["tasks"] == 2
+        assert out["files"] == (2 if split == "shards" else 4)
+        assert len(out["task_cpu_seconds"]) == 2
         got = all_ids(built.collection("default"))
         assert len(got) == len(x) and set(got.tolist()) == set(ids.tolist())
         r_one = recall(one.search_batch(q, K).ids, truth)

@@ -32,7 +32,8 @@ import dataclasses
 import os
 import shutil
 import tempfile
-from typing import Any, Dict, List, Optional, Sequence
+import time
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import ray
@@ -93,8 +94,17 @@ def _kept(ids: np.ndarray, task: _Task, n_parts: int, shard_count: int) -> Optio
 
 
 def _run_task(source: Source, staging: str, options: Dict[str, Any], n_parts: int,
-              task: _Task, threads: int) -> List[str]:
-    """One task's work, in its Ray worker: its files' paths."""
+              task: _Task, threads: int) -> Tuple[List[str], float, float]:
+    """One task's work, in its Ray worker: its files' paths, its seconds
+    and its process's CPU seconds (on a shared host, how much of a core
+    the task got: wall / CPU)."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    files = _write(source, staging, options, n_parts, task, threads)
+    return files, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def _write(source: Source, staging: str, options: Dict[str, Any], n_parts: int,
+           task: _Task, threads: int) -> List[str]:
     writer = shoal.SegmentWriter(staging, **options, prefix=task.prefix, threads=threads)
     vectors = source.vectors()
     for a in range(task.start, task.stop, _CHUNK_ROWS):
@@ -164,7 +174,9 @@ def build(vectors: str, into: Any, *, ids: Optional[str] = None, first_id: int =
         inside a served collection's directory, or the system's temp dir.
     method: ingest_segments' method ("link", "copy" or "move").
 
-    Returns {"rows", "tasks", "files"}. Raises InvalidArgumentError for an
+    Returns {"rows", "tasks", "files", "task_seconds", "task_cpu_seconds"}
+    (each task's time, and its CPU time: less than its time when the host
+    gave it less than a core). Raises InvalidArgumentError for an
     input that does not fit the collection (dim, ids), before any task
     runs; a task's error (after removing every task's files) as the task
     raised it. Nothing is ingested unless every task succeeded.
@@ -184,9 +196,10 @@ def build(vectors: str, into: Any, *, ids: Optional[str] = None, first_id: int =
         ray.wait(refs, num_returns=len(refs))  # every task ended: none still writes
         done = _gather(refs)
         files: List[List[str]] = [[] for _ in target.options]
-        for t, f in zip(tasks, done):
+        for t, (f, _, _) in zip(tasks, done):
             files[t.part].extend(f)
         _ingest(into, files, method)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return {"rows": source.rows, "tasks": len(tasks), "files": sum(len(f) for f in files)}
+    return {"rows": source.rows, "tasks": len(tasks), "files": sum(len(f) for f in files),
+            "task_seconds": [d[1] for d in done], "task_cpu_seconds": [d[2] for d in done]}
