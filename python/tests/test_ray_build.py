@@ -111,3 +111,15 @@ def test_a_mismatched_dim_fails_clearly_with_nothing_ingested(cluster, work_dir)
             sray.build(os.path.join(work_dir, "x.npy"), db, staging_dir=work_dir)
         assert db.stats()["default"]["live_vectors"] == 0
     assert glob.glob(os.path.join(work_dir, ".shoal-build-*")) == []
+
+
+def test_a_task_that_fails_ingests_nothing_and_leaves_no_files(cluster, work_dir):
+    x, _ = data(3000)
+    x[1500, 3] = np.nan  # refused by the SegmentWriter of that row's shard only
+    np.save(os.path.join(work_dir, "x.npy"), x)
+    with shoal.open(os.path.join(work_dir, "db"), dim=DIM, shard_count=2) as db:
+        with pytest.raises(shoal.InvalidArgumentError, match="is nan"):
+            sray.build(os.path.join(work_dir, "x.npy"), db, workers=2, num_cpus=0.5,
+                       staging_dir=work_dir)
+        assert db.stats()["default"]["live_vectors"] == 0
+    assert glob.glob(os.path.join(work_dir, ".shoal-build-*")) == []
