@@ -177,9 +177,9 @@ def build(vectors: str, into: Any, *, ids: Optional[str] = None, first_id: int =
     Returns {"rows", "tasks", "files", "task_seconds", "task_cpu_seconds"}
     (each task's time, and its CPU time: less than its time when the host
     gave it less than a core). Raises InvalidArgumentError for an
-    input that does not fit the collection (dim, ids), before any task
-    runs; a task's error (after removing every task's files) as the task
-    raised it. Nothing is ingested unless every task succeeded.
+    input that does not fit the collection (its dim; the ids file's shape
+    or type), before any task runs; a task's error (a NaN, a negative id;
+    after removing every task's files) as the task raised it. Nothing is ingested unless every task succeeded.
     """
     if split not in ("shards", "rows"):
         raise ValueError(f"split must be 'shards' or 'rows', got {split!r}")
