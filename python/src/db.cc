@@ -172,6 +172,26 @@ void BindDb(nb::module_& m) {
                      return nb::tuple(names);
                    },
                    "The int64 attributes its records may carry, by name.")
+      .def_prop_ro(
+          "writer_options",
+          [](const CollectionRef& c) {
+            const CollectionOptions& o = c.options;
+            nb::list names;
+            for (const std::string& a : o.attributes) names.append(a);
+            nb::dict d;
+            d["dim"] = o.dim;
+            d["metric"] = MetricName(o.metric);
+            d["shard_count"] = o.shard_count;
+            d["attributes"] = names;
+            d["max_degree"] = o.graph.max_degree;
+            d["build_list_size"] = o.graph.build_list_size;
+            d["alpha"] = o.graph.alpha;
+            d["code"] = o.code == VectorCode::kSq8 ? "sq8" : "none";
+            return d;
+          },
+          "Its shape as SegmentWriter's keywords (dim, metric, shard_count, attributes, "
+          "max_degree, build_list_size, alpha, code): a plain dict, so that a writer can be "
+          "made in another process (a Ray task) with SegmentWriter(path, **options).")
       .def("__repr__", [](const CollectionRef& c) {
         return absl::StrCat("shoal.Collection('", c.name, "', dim=", c.options.dim,
                             ", metric='", MetricName(c.options.metric), "')");

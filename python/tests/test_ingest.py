@@ -103,3 +103,18 @@ def test_writer_refuses_bad_input_and_reuse(out_dir, rng):
     assert w.finish() == []
     with pytest.raises(shoal.FailedPreconditionError):
         w.add(np.arange(2), rows(rng, 2))
+
+
+def test_writer_options_make_a_writer_in_another_process_whose_files_ingest(db_path, out_dir,
+                                                                          rng):
+    with shoal.open(db_path) as db:
+        c = db.create_collection("docs", 16, "cosine", shard_count=3, attributes=["year"],
+                                 max_degree=24, build_list_size=48, alpha=1.1, code="none")
+        options = c.writer_options
+        assert options == {"dim": 16, "metric": "cosine", "shard_count": 3,
+                           "attributes": ["year"], "max_degree": 24, "build_list_size": 48,
+                           "alpha": pytest.approx(1.1), "code": "none"}
+        with shoal.SegmentWriter(out_dir, **options) as w:  # a plain dict: it pickles
+            w.add(np.arange(300), rows(rng, 300), attributes={"year": np.full(300, 2024)})
+        c.ingest_segments(w.files)
+        assert db.stats()["docs"]["live_vectors"] == 300

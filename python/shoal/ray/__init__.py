@@ -9,6 +9,9 @@ N actors.
     ids, distances = coll.search_batch(np.random.rand(5, 128).astype(np.float32), k=10)
     coll.close()
 
+    # Segments built in parallel tasks (each maps its input), then ingested:
+    shoal.ray.build("/data/base.fbin", coll_or_collection, workers=2)
+
 Each actor owns one part: a shoal database directory holding the records
 whose id hashes to it (splitmix64(id) % N), durable in that part's logs.
 Searches go to every part and their top-k are merged exactly. An actor
@@ -18,8 +21,9 @@ nothing it acknowledged.
 Modules, one job each: ``_routing`` (id -> part, splitting a batch),
 ``_merge`` (the exact top-k merge), ``_layout`` (the directory and its
 layout file), ``_part`` (the actor), ``_served`` (serve and
-ShardedCollection). A distributed build (segments built in Ray tasks, then
-ingested) belongs beside them as its own module.
+ShardedCollection); the distributed build: ``_source`` (the input files,
+memory-mapped by each task), ``_shards`` (the engine's id -> shard),
+``_build`` (``build``: segments built in Ray tasks, then ingested).
 """
 
 try:
@@ -27,7 +31,9 @@ try:
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError("shoal.ray needs Ray: pip install 'shoal[ray]'") from e
 
+from ._build import build
 from ._routing import part_of, splitmix64
 from ._served import ShardedCollection, serve
+from ._shards import shard_of
 
-__all__ = ["ShardedCollection", "part_of", "serve", "splitmix64"]
+__all__ = ["ShardedCollection", "build", "part_of", "serve", "shard_of", "splitmix64"]

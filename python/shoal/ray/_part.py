@@ -72,8 +72,14 @@ class Part:
     def bulk_load(self, ids: np.ndarray, vectors: np.ndarray, **parts: Any) -> None:
         self._db.bulk_load(ids, vectors, **parts)
 
+    def ingest_segments(self, files: list, method: str) -> None:
+        self._db.ingest_segments(files, method=method)
+
     def delete(self, id: int) -> None:
         self._db.delete(id)
+
+    def writer_options(self) -> Dict[str, Any]:
+        return self._db.collection("default").writer_options
 
     # ---- Reads ----
 
