@@ -16,6 +16,16 @@ def db_path():
     shutil.rmtree(path, ignore_errors=True)
 
 
+@pytest.fixture(scope="module")
+def cluster():
+    """A local Ray cluster of 2 CPUs for a module's tests (shoal.ray)."""
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, object_store_memory=256 << 20,
+             log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(7)

@@ -20,14 +20,6 @@ from conftest import exact_knn  # noqa: E402
 DIM = 16
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    ray.init(num_cpus=2, include_dashboard=False, object_store_memory=256 << 20,
-             log_to_driver=False)
-    yield
-    ray.shutdown()
-
-
 @pytest.fixture
 def coll_path():
     base = "/dev/shm" if os.path.isdir("/dev/shm") else None

@@ -19,14 +19,6 @@ DIM = 16
 K = 10
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    ray.init(num_cpus=2, include_dashboard=False, object_store_memory=256 << 20,
-             log_to_driver=False)
-    yield
-    ray.shutdown()
-
-
 @pytest.fixture
 def work_dir():
     base = "/dev/shm" if os.path.isdir("/dev/shm") else None

@@ -516,17 +516,18 @@ std::vector<CollectionReport> DBImpl::CollectStats() const {
   return out;
 }
 
+bool DBImpl::WaitForNextRound(std::chrono::steady_clock::duration period) {
+  MutexLock lock(&sync_thread_mu_);
+  const auto deadline = std::chrono::steady_clock::now() + period;
+  while (!stop_sync_thread_ && std::chrono::steady_clock::now() < deadline) {
+    sync_thread_wake_.WaitFor(&sync_thread_mu_, deadline - std::chrono::steady_clock::now());
+  }
+  return !stop_sync_thread_;
+}
+
 void DBImpl::IntervalSyncLoop() {
   const auto period = std::chrono::microseconds(options_.sync_interval_us);
-  while (true) {
-    {
-      MutexLock lock(&sync_thread_mu_);
-      const auto deadline = std::chrono::steady_clock::now() + period;
-      while (!stop_sync_thread_ && std::chrono::steady_clock::now() < deadline) {
-        sync_thread_wake_.WaitFor(&sync_thread_mu_, deadline - std::chrono::steady_clock::now());
-      }
-      if (stop_sync_thread_) return;
-    }
+  while (WaitForNextRound(period)) {
     std::vector<std::shared_ptr<Collection>> all = AllCollections();
     // A failed sync is sticky in the log: the next write reports it.
     for (auto& c : all) (void)c->SyncWal();

@@ -8,6 +8,7 @@
 #define SHOAL_SRC_DB_DB_IMPL_H_
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -119,6 +120,10 @@ class DBImpl final : public DB, private ManifestEditor {
                      std::span<const ShardEdit> edits) override;
   absl::Status OpenDefaultCollection() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void IntervalSyncLoop();
+  // The background thread's wait between two rounds (IntervalSyncLoop,
+  // CatchUpLoop): `period`, or until Close asks it to stop (then false).
+  bool WaitForNextRound(std::chrono::steady_clock::duration period)
+      ABSL_LOCKS_EXCLUDED(sync_thread_mu_);
 
   // ---- A reader (Options::read_only; db/db_reader.cc) ----
   // Open's work for a reader: no lock, no file written; the first catch-up.

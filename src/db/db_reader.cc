@@ -186,15 +186,7 @@ absl::Status DBImpl::CatchUpOnce() {
 
 void DBImpl::CatchUpLoop() {
   const auto period = std::chrono::milliseconds(options_.catch_up_interval_ms);
-  while (true) {
-    {
-      MutexLock lock(&sync_thread_mu_);
-      const auto deadline = std::chrono::steady_clock::now() + period;
-      while (!stop_sync_thread_ && std::chrono::steady_clock::now() < deadline) {
-        sync_thread_wake_.WaitFor(&sync_thread_mu_, deadline - std::chrono::steady_clock::now());
-      }
-      if (stop_sync_thread_) return;
-    }
+  while (WaitForNextRound(period)) {
     (void)CatchUp();  // a failure leaves the state it had; the next period tries again
   }
 }
