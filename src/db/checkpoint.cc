@@ -112,6 +112,9 @@ absl::Status DBImpl::Checkpoint(const std::string& dir, const CheckpointOptions&
   SHOAL_RETURN_IF_ERROR(fs_->CreateDir(staging));
   bool renamed = false;
   absl::Cleanup remove_on_error = [&] {
+    // The MANIFEST first (a failed sync may follow its rename): a crash in
+    // the middle of the removal must not leave a directory that opens.
+    if (renamed) (void)fs_->RemoveFile(JoinPath(dir, kManifestFile));
     (void)fs_->RemoveDirRecursive(renamed ? dir : staging);
   };
   SHOAL_RETURN_IF_ERROR(WriteFileAtomic(fs_, JoinPath(staging, kCheckpointMarker), ""));

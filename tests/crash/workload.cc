@@ -150,6 +150,11 @@ std::string CheckpointPath(const std::string& path, int slot) {
 
 absl::Status RunCheckpoint(DB& db, const std::string& path, int slot, FileSystem* fs) {
   const std::string to = CheckpointPath(path, slot);
+  // The MANIFEST first: a kill in the middle of removing the rest must not
+  // leave a directory that looks whole (CheckCheckpoint opens those).
+  if (absl::Status s = fs->RemoveFile(JoinPath(to, kManifestFile)); !s.ok() && !absl::IsNotFound(s)) {
+    return s;
+  }
   SHOAL_RETURN_IF_ERROR(fs->RemoveDirRecursive(to));
   SHOAL_RETURN_IF_ERROR(fs->RemoveDirRecursive(to + ".tmp"));
   return db.Checkpoint(to);
