@@ -2,6 +2,7 @@
 
 #include "export.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -65,7 +66,8 @@ class ExportIterator final : public DbHandle::Dependent {
       if (it_ == nullptr) {
         released = !done_;
       } else {
-        batch.reserve(batch_size_);
+        // A batch_size far above the records (2**62) must not reserve it.
+        batch.reserve(std::min<size_t>(batch_size_, 65536));
         for (; it_->Valid() && batch.size() < batch_size_; it_->Next()) {
           batch.push_back(it_->record());
         }

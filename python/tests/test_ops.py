@@ -74,6 +74,8 @@ def test_export_reports_progress_and_refuses_a_zero_batch(db_path, rng):
         assert calls and calls[-1][0] == calls[-1][1] > 0
         with pytest.raises(shoal.InvalidArgumentError):
             db.export(batch_size=0)
+        # A batch larger than the collection is one batch, not a huge allocation.
+        assert [len(ids) for ids, _ in db.export(batch_size=2**62)] == [50]
         with pytest.raises(shoal.NotFoundError):
             db.collection("absent")
 
