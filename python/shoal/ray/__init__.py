@@ -23,7 +23,8 @@ Modules, one job each: ``_routing`` (id -> part, splitting a batch),
 layout file), ``_part`` (the actor), ``_served`` (serve and
 ShardedCollection); the distributed build: ``_source`` (the input files,
 memory-mapped by each task), ``_shards`` (the engine's id -> shard),
-``_build`` (``build``: segments built in Ray tasks, then ingested).
+``_plan`` (which task builds which rows), ``_build`` (``build``: segments
+built in Ray tasks, then ingested).
 """
 
 try:

@@ -41,60 +41,15 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 import shoal
 
-from ._routing import part_of
+from ._plan import Task, kept, plan
 from ._served import ShardedCollection, _gather
-from ._shards import shard_of
 from ._source import Source, open_source
 
 _CHUNK_ROWS = 65536  # rows a task reads, routes and adds at a time
 
 
-@dataclasses.dataclass(frozen=True)
-class _Task:
-    part: int  # which part's database the files are for (0 for a Collection)
-    shards: Sequence[int]  # the shards of that part it builds
-    start: int  # its rows: [start, stop)
-    stop: int
-    prefix: str  # its files' prefix in the staging directory
-
-
-def _deal(items: Sequence[int], k: int) -> List[List[int]]:
-    """`items` dealt round-robin into min(k, len(items)) non-empty hands."""
-    k = max(1, min(k, len(items)))
-    return [list(items[i::k]) for i in range(k)]
-
-
-def _plan(split: str, workers: int, shard_counts: Sequence[int], rows: int) -> List[_Task]:
-    """The tasks: `workers` shared over the parts (at least one a part)."""
-    n_parts = len(shard_counts)
-    per_part = _deal(list(range(workers)), n_parts) if workers >= n_parts else [[0]] * n_parts
-    tasks: List[_Task] = []
-    for part, shard_count in enumerate(shard_counts):
-        k = len(per_part[part])
-        if split == "shards":
-            for shards in _deal(list(range(shard_count)), k):
-                tasks.append(_Task(part, shards, 0, rows, f"t{len(tasks):05d}"))
-        else:
-            bounds = np.linspace(0, rows, k + 1).astype(int)
-            for a, b in zip(bounds[:-1], bounds[1:]):
-                tasks.append(_Task(part, list(range(shard_count)), int(a), int(b),
-                                   f"t{len(tasks):05d}"))
-    return tasks
-
-
-def _kept(ids: np.ndarray, task: _Task, n_parts: int, shard_count: int) -> Optional[np.ndarray]:
-    """The rows of `ids` that `task` builds (None: all of them)."""
-    keep = None
-    if n_parts > 1:
-        keep = part_of(ids, n_parts) == task.part
-    if len(task.shards) < shard_count:
-        mine = np.isin(shard_of(ids, shard_count), task.shards)
-        keep = mine if keep is None else keep & mine
-    return keep
-
-
 def _run_task(source: Source, staging: str, options: Dict[str, Any], n_parts: int,
-              task: _Task, threads: int) -> Tuple[List[str], float, float]:
+              task: Task, threads: int) -> Tuple[List[str], float, float]:
     """One task's work, in its Ray worker: its files' paths, its seconds
     and its process's CPU seconds (on a shared host, how much of a core
     the task got: wall / CPU)."""
@@ -104,13 +59,13 @@ def _run_task(source: Source, staging: str, options: Dict[str, Any], n_parts: in
 
 
 def _write(source: Source, staging: str, options: Dict[str, Any], n_parts: int,
-           task: _Task, threads: int) -> List[str]:
+           task: Task, threads: int) -> List[str]:
     writer = shoal.SegmentWriter(staging, **options, prefix=task.prefix, threads=threads)
     vectors = source.vectors()
     for a in range(task.start, task.stop, _CHUNK_ROWS):
         b = min(task.stop, a + _CHUNK_ROWS)
         ids = source.ids(a, b)
-        keep = _kept(ids, task, n_parts, options["shard_count"])
+        keep = kept(ids, task, n_parts, options["shard_count"])
         rows = vectors[a:b] if keep is None else vectors[a:b][keep]
         if len(rows):
             writer.add(ids if keep is None else ids[keep],
@@ -185,7 +140,7 @@ def build(vectors: str, into: Any, *, ids: Optional[str] = None, first_id: int =
         raise ValueError(f"split must be 'shards' or 'rows', got {split!r}")
     target = _target(into)
     source = open_source(vectors, ids, first_id, target.options[0]["dim"])
-    tasks = _plan(split, workers, [o["shard_count"] for o in target.options], source.rows)
+    tasks = plan(split, workers, [o["shard_count"] for o in target.options], source.rows)
     staging = tempfile.mkdtemp(prefix=".shoal-build-", dir=staging_dir or target.staging_base)
     try:
         run = ray.remote(_run_task)
