@@ -304,6 +304,41 @@ TEST(IngestRecordsTest, LabelsAttributesAndPayloadsComeThrough) {
                      absl::StatusCode::kInvalidArgument);
 }
 
+TEST(IngestRecordsTest, TheFirstRowOfEachShardKeepsItsParts) {
+  // The writer once took "no row of this shard has parts yet" for "the
+  // shard keeps none", and dropped the parts of a shard's first row.
+  TempDir dir, out;
+  Options o = Opts();
+  o.default_collection.attributes = {"ts"};
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(o, dir.path()));
+  ASSERT_OK_AND_ASSIGN(CollectionOptions c, db->GetCollectionOptions(kDefaultCollection));
+  ASSERT_OK_AND_ASSIGN(auto writer, SegmentWriter::Create(out.path(), WriterOpts(c)));
+  constexpr uint64_t kRows = 20;
+  std::vector<std::vector<float>> vectors;
+  std::vector<std::vector<uint32_t>> labels;
+  std::vector<std::vector<AttributeValue>> attributes;
+  std::vector<std::string> payloads;
+  for (uint64_t id = 0; id < kRows; ++id) {
+    vectors.push_back(test::RandomVector(kDim, id));
+    labels.push_back({static_cast<uint32_t>(id)});
+    attributes.push_back({{0, static_cast<int64_t>(id)}});
+    payloads.push_back("p" + std::to_string(id));
+  }
+  std::vector<Record> records(kRows);
+  for (uint64_t id = 0; id < kRows; ++id) {
+    records[id] = Record{id, vectors[id], labels[id], attributes[id], payloads[id]};
+  }
+  ASSERT_OK(writer->Add(records));
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> files, writer->Finish());
+  ASSERT_OK(db->IngestSegments(kDefaultCollection, files));
+  for (uint64_t id = 0; id < kRows; ++id) {
+    ASSERT_OK_AND_ASSIGN(RecordData r, db->GetRecord(id));
+    EXPECT_EQ(r.labels, labels[id]) << id;
+    EXPECT_EQ(r.attributes, attributes[id]) << id;
+    EXPECT_EQ(r.payload, payloads[id]) << id;
+  }
+}
+
 TEST(IngestOneGraphTest, OneGraphFileIsSharedByEveryShard) {
   TempDir dir, out;
   const Options o = Opts(3);

@@ -67,6 +67,19 @@ def test_records_parts_and_a_named_collection(db_path, out_dir, rng):
         assert all(i % 2 == 0 for i in ids)
 
 
+def test_every_rows_parts_come_through_the_first_of_each_shard_too(db_path, out_dir, rng):
+    # Each shard's first row has parts: the writer once dropped them (it
+    # took "no row has parts yet" for "this shard keeps no parts").
+    with shoal.open(db_path, dim=16, shard_count=2, attributes=["n"]) as db:
+        n = 40
+        w = shoal.SegmentWriter.for_collection(out_dir, db.collection("default"))
+        w.add(np.arange(n), rows(rng, n), labels=[[i] for i in range(n)],
+              attributes={"n": list(range(n))}, payloads=[b"p%d" % i for i in range(n)])
+        db.ingest_segments(w.finish())
+        got = [(r.labels, r.attributes, r.payload) for r in db.get_records(np.arange(n))]
+        assert got == [([i], {"n": i}, b"p%d" % i) for i in range(n)]
+
+
 def test_mismatched_or_damaged_files_are_refused_with_nothing_changed(db_path, out_dir, rng):
     with shoal.open(db_path, dim=16, shard_count=2) as db:
         db.put(1, rows(rng, 1)[0])

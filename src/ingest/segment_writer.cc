@@ -37,7 +37,11 @@ struct ShardRows {
   // Each row's extras encoded, back to back (empty while no row has any;
   // then filled with empty extras up to the row that first has some).
   std::string extras;
-  std::vector<uint64_t> extras_end;  // per row, when any row has extras
+  std::vector<uint64_t> extras_end;  // per row, once has_extras
+  // A row with extras was added: extras_end has one entry a row from then
+  // on. Not `!extras_end.empty()`, which is also false right before the
+  // first row is appended (that row's extras were lost when it had some).
+  bool has_extras = false;
 };
 
 absl::Status CheckPrefix(const std::string& prefix) {
@@ -158,8 +162,9 @@ class SegmentWriterImpl final : public SegmentWriter {
     const size_t at = to.ids.size();
     to.ids.push_back(id);
     to.vectors.insert(to.vectors.end(), row, row + options_.collection.dim);
-    if (!extras.empty() && to.extras_end.empty()) {
+    if (!extras.empty() && !to.has_extras) {
       // The first row with parts: the rows before it have none.
+      to.has_extras = true;
       std::string none;
       record::AppendEncoded(record::Extras(), &none);
       for (size_t i = 0; i < at; ++i) {
@@ -167,7 +172,7 @@ class SegmentWriterImpl final : public SegmentWriter {
         to.extras_end.push_back(to.extras.size());
       }
     }
-    if (!to.extras_end.empty()) {
+    if (to.has_extras) {
       if (extras.empty()) {
         record::AppendEncoded(record::Extras(), &to.extras);
       } else {
