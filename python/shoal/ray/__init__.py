@@ -9,8 +9,10 @@ N actors.
     ids, distances = coll.search_batch(np.random.rand(5, 128).astype(np.float32), k=10)
     coll.close()
 
-    # Segments built in parallel tasks (each maps its input), then ingested:
+    # Segments built in parallel tasks (each reads its own input), then ingested:
     shoal.ray.build("/data/base.fbin", coll_or_collection, workers=2)
+    shoal.ray.build(ray.data.read_parquet("/data/docs/"), coll_or_collection,
+                    vector_column="emb", id_column="id", label_column="tags")
 
 Each actor owns one part: a shoal database directory holding the records
 whose id hashes to it (splitmix64(id) % N), durable in that part's logs.
@@ -22,9 +24,10 @@ Modules, one job each: ``_routing`` (id -> part, splitting a batch),
 ``_merge`` (the exact top-k merge), ``_layout`` (the directory and its
 layout file), ``_part`` (the actor), ``_served`` (serve and
 ShardedCollection); the distributed build: ``_source`` (the input files,
-memory-mapped by each task), ``_shards`` (the engine's id -> shard),
-``_plan`` (which task builds which rows), ``_build`` (``build``: segments
-built in Ray tasks, then ingested).
+memory-mapped by each task), ``_dataset`` (a Ray Dataset input: its
+columns, checked, and its blocks routed to the tasks), ``_shards`` (the
+engine's id -> shard), ``_plan`` (which task builds which rows),
+``_build`` (``build``: segments built in Ray tasks, then ingested).
 """
 
 try:

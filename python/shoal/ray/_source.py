@@ -15,13 +15,16 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Optional, Tuple
+from typing import Any, Dict, Iterator, Optional, Tuple
 
 import numpy as np
 
 import shoal
 
+from ._plan import Task, kept
 from ._routing import as_ids
+
+CHUNK_ROWS = 65536  # rows a task reads, routes and adds at a time
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,6 +52,21 @@ class Source:
         """(ids, float32 C-contiguous vectors) of rows [start, stop)."""
         v = np.ascontiguousarray(self.vectors()[start:stop], dtype=np.float32)
         return self.ids(start, stop), v
+
+    def chunks(self, task: Task, n_parts: int, shard_count: int
+               ) -> Iterator[Tuple[np.ndarray, np.ndarray, Dict[str, Any]]]:
+        """The rows `task` keeps of its range, as SegmentWriter.add's
+        arguments (no records' parts: a file holds ids and vectors only),
+        CHUNK_ROWS rows read at a time."""
+        vectors = self.vectors()
+        for a in range(task.start, task.stop, CHUNK_ROWS):
+            b = min(task.stop, a + CHUNK_ROWS)
+            ids = self.ids(a, b)
+            keep = kept(ids, task, n_parts, shard_count)
+            rows = vectors[a:b] if keep is None else vectors[a:b][keep]
+            if len(rows):
+                yield (ids if keep is None else ids[keep],
+                       np.ascontiguousarray(rows, dtype=np.float32), {})
 
 
 def _npy_header(path: str) -> Tuple[Tuple[int, ...], np.dtype, bool, int]:
