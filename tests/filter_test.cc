@@ -323,6 +323,38 @@ TEST_P(FilteredSearchTest, ScansOfTheMatchesAnswerExactlyKMatching) {
   ExpectExactAtEverySelectivity();
 }
 
+// A walk for one label alone on a mapped segment follows a graph of that
+// label's nodes (SegmentReader::LabelGraph), built by the first such
+// search; a label more than a quarter of the nodes have, a filter of more
+// than one label, and a disk-resident segment walk as before. Every answer
+// is as exact either way (ExpectExact).
+TEST_P(FilteredSearchTest, WalksForOneLabelFollowAGraphOfItsNodes) {
+  PutRange(0, kCount);
+  ASSERT_OK(db_->Flush());
+  const ForcedPlan walk(0);
+  auto label_graph_walks = [&](const Filter& filter) -> uint64_t {
+    SearchStats stats;
+    SearchOptions so;
+    so.k = 10;
+    so.list_size = 40;
+    so.filter = &filter;
+    so.stats = &stats;
+    const std::vector<float> query = VectorOf(2000000, 0);
+    EXPECT_OK(db_->Search(kName, query, so).status());
+    EXPECT_GT(stats.filter_walked, 0u);
+    return stats.filter_label_graph_walks;
+  };
+  const bool mapped = std::get<0>(GetParam()) == SegmentStorage::kMapped;
+  const Filter tenth = Filter::AnyLabel({2});
+  EXPECT_EQ(label_graph_walks(tenth) > 0, mapped);
+  EXPECT_EQ(label_graph_walks(tenth) > 0, mapped);  // the graph kept
+  EXPECT_EQ(label_graph_walks(Filter::AnyLabel({1})), 0u);  // half the nodes
+  EXPECT_EQ(label_graph_walks(Filter::AnyLabel({2, 3})), 0u);
+  EXPECT_EQ(label_graph_walks(Filter::And({tenth, Filter::AtLeast("ts", 100)})), 0u);
+  ExpectExact(tenth, [](uint64_t id) { return !Plain(id) && id % 10 == 0; });
+  ExpectExact(Filter::AllLabels({3}), [](uint64_t id) { return !Plain(id) && id % 100 == 0; });
+}
+
 TEST_P(FilteredSearchTest, WalksAndScansSkipHiddenVersionsAndStillAnswerK) {
   // Every id of label 2 (a tenth) rewritten with a new vector after the
   // flush, and half of label 1's deleted: the flushed segment's nodes for

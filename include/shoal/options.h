@@ -366,12 +366,16 @@ struct SearchStats {
   // matching nodes (few match: by their codes, the closest reranked by
   // their vectors), or walks its graph among the matching nodes; a walk
   // that comes back with fewer than k answers is followed by the scan
-  // (filter_short_walks). Memtables are always scanned.
+  // (filter_short_walks). Memtables are always scanned. A walk for one
+  // label alone on a mapped segment follows a graph of that label's nodes
+  // when the segment has one, built the first time such a search walks it
+  // (filter_label_graph_walks; docs/architecture.md, "Filtered search").
   uint64_t filter_matches = 0;
   uint64_t filter_skipped = 0;
   uint64_t filter_scanned = 0;
   uint64_t filter_walked = 0;
   uint64_t filter_short_walks = 0;
+  uint64_t filter_label_graph_walks = 0;
 };
 
 // How a search walks a disk-resident segment's graph (SegmentStorage::

@@ -274,6 +274,15 @@ uint64_t CompiledFilter::Bound(const segment::RecordRegions& r, uint64_t nodes,
   return nodes;
 }
 
+bool CompiledFilter::SoleLabel(uint32_t* label) const {
+  if (ops_.size() != 1 || ops_[0].count != 1) return false;
+  if (ops_[0].kind != Filter::Kind::kAnyLabel && ops_[0].kind != Filter::Kind::kAllLabels) {
+    return false;
+  }
+  *label = labels_[ops_[0].begin];
+  return true;
+}
+
 void CompiledFilter::Select(const segment::RecordRegions& r, uint32_t nodes,
                             BitSet* out) const {
   SelectOp(r, nodes, 0, out);

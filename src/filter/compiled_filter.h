@@ -59,6 +59,11 @@ class CompiledFilter {
   // Whether the answer for an entry without record parts depends on its id
   // (the filter holds an Ids condition).
   bool has_ids() const { return has_ids_; }
+  // Whether the filter is one label alone (AnyLabel or AllLabels of one
+  // label), which it then sets *label to: a segment's matches are then
+  // exactly that label's posting list, which a walk may follow a graph of
+  // (SegmentReader's label graphs).
+  bool SoleLabel(uint32_t* label) const;
 
   // An upper bound on the nodes of the segment (`nodes` of them, records
   // `r`) that match, from posting list lengths and attribute summaries;

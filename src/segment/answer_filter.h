@@ -69,6 +69,18 @@ class AnswerFilter {
   }
   bool filtered() const { return filter_ != nullptr; }
   const BitSet* selected() const { return selected_; }
+  // Says that the selected nodes are exactly those with `label` (the
+  // filter is that label alone: CompiledFilter::SoleLabel), so that a
+  // mapped segment's walk may follow its graph of that label's nodes.
+  // REQUIRES: SetRecordFilter with `selected` first.
+  void SetSelectedLabel(uint32_t label) {
+    selected_label_ = label;
+    has_selected_label_ = true;
+  }
+  bool selected_label(uint32_t* label) const {
+    *label = selected_label_;
+    return has_selected_label_;
+  }
 
   // Whether the record of `node` (its entry (id, sequence)) passes the
   // filter: true without one.
@@ -103,6 +115,8 @@ class AnswerFilter {
   const filter::CompiledFilter* filter_ = nullptr;
   const RecordRegions* regions_ = nullptr;
   const BitSet* selected_ = nullptr;
+  uint32_t selected_label_ = 0;
+  bool has_selected_label_ = false;
   bool selected_exact_ = false;
 };
 

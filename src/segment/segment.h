@@ -127,6 +127,7 @@ struct SegmentSearchStats {
   uint64_t filter_scanned = 0;
   uint64_t filter_walked = 0;
   uint64_t filter_short_walks = 0;
+  uint64_t filter_label_graph_walks = 0;
 };
 
 // How Segment::Open reads a segment (the DB's Options, docs/architecture.md

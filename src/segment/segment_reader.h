@@ -17,7 +17,10 @@
 #include <span>
 #include <string>
 
+#include "absl/container/flat_hash_map.h"
+#include "graph/subset_graph.h"
 #include "segment/segment.h"
+#include "util/mutex.h"
 #include "segment/segment_file.h"
 #include "graph/candidate_list.h"
 #include "segment/segment_format.h"
@@ -49,6 +52,22 @@ class SegmentReader final : public SegmentFile {
   // Nodes a search offers besides the medoid before it walks: 0 unless the
   // graph is one walks from the medoid do not cover (ChooseEntryPoints).
   size_t entry_point_count() const { return entry_points_.size(); }
+
+  // The graph of the nodes that have `label` (exactly `members`, a BitSet
+  // over the nodes) that a filtered walk for that label alone follows
+  // (graph/subset_graph.h; segment_label_graph.cc): built from this
+  // segment's graph the first time a search asks for it (in that search),
+  // then kept while the segment lives. Null, and the walk gathers its
+  // matches step by step as before, for a label more than a quarter of the
+  // nodes have, once kMaxLabelGraphs labels were asked for, once the
+  // graphs built hold as many members as the segment has nodes (their RAM,
+  // 4 * (n + 65 * members) bytes at R 64, is then at most about the
+  // graph's own), or when a block fails its checks (the walk then reports
+  // it).
+  static constexpr size_t kMaxLabelGraphs = 64;
+  const graph::SubsetGraph* LabelGraph(uint32_t label, const BitSet& members) const;
+  // Label graphs built so far, and their bytes (for tests and stats).
+  size_t label_graph_count() const;
 
  private:
   SegmentReader(std::string path, std::unique_ptr<ReadOnlyMappedFile> file,
@@ -105,6 +124,13 @@ class SegmentReader final : public SegmentFile {
   void ChooseEntryPoints();
   // Groups the entry points (entry_group_begin_, entry_group_codes_).
   void GroupEntryPoints();
+  // Calls scan(begin, end) for the ranges of entry_points_ in the `wanted`
+  // groups whose centres are closest to `query` (all of them in one call
+  // when there are no more groups); counts the centres' distances.
+  struct WalkCounts;
+  template <class Scan>
+  void ForClosestEntryGroups(const codes::Sq8Query& query, size_t wanted, WalkCounts* counts,
+                             const Scan& scan) const;
   struct CodeNavigator;
   template <Metric kMetric>
   struct VectorNavigator;
@@ -125,20 +151,29 @@ class SegmentReader final : public SegmentFile {
   // exist.
   // A filtered walk also starts from the selected nodes among `near` and
   // their neighbours.
+  // With `subset` (the selected nodes' own graph, LabelGraph) a step
+  // follows its lists instead of GatherSelected.
   template <class Navigator, bool kFiltered = false>
   absl::Status Walk(const Navigator& navigate, const SearchOptions& options, SearchScratch* s,
                     SegmentSearchStats* stats, WalkCounts* counts,
                     const BitSet* selected = nullptr,
-                    std::span<const uint32_t> near = {}) const;
+                    std::span<const uint32_t> near = {},
+                    const graph::SubsetGraph* subset = nullptr) const;
   // Walk, filtered when `selected` is not null.
   template <class Navigator>
   absl::Status WalkMaybeFiltered(const Navigator& navigate, const SearchOptions& options,
                                  SearchScratch* s, SegmentSearchStats* stats,
-                                 WalkCounts* counts, const BitSet* selected) const {
+                                 WalkCounts* counts, const BitSet* selected,
+                                 const graph::SubsetGraph* subset) const {
     return selected == nullptr ? Walk<Navigator, false>(navigate, options, s, stats, counts)
                                : Walk<Navigator, true>(navigate, options, s, stats, counts,
-                                                       selected);
+                                                       selected, {}, subset);
   }
+  // The label graph a filtered search may walk (LabelGraph of
+  // admit.selected_label()), or null.
+  const graph::SubsetGraph* SubsetFor(const AnswerFilter& admit) const;
+  // Builds LabelGraph's graph; null when a block fails its checks.
+  std::unique_ptr<const graph::SubsetGraph> BuildLabelGraph(const BitSet& members) const;
   // A filtered walk on codes in a graph with entry points (clusters the
   // medoid's walks miss): first an unfiltered walk at a short list finds
   // the query's part of the graph, then the filtered walk starts from the
@@ -146,7 +181,8 @@ class SegmentReader final : public SegmentFile {
   // matches in every cluster).
   absl::Status WalkFilteredFromNear(const CodeNavigator& navigate, const SearchOptions& options,
                                     SearchScratch* s, SegmentSearchStats* stats,
-                                    WalkCounts* counts, const BitSet& selected) const;
+                                    WalkCounts* counts, const BitSet& selected,
+                                    const graph::SubsetGraph* subset) const;
   // A filtered walk's step from u (AnswerFilter::selected() = `selected`):
   // appends to todo[*m...] u's unseen neighbours that are selected, then,
   // while fewer than R were found, the unseen selected neighbours of its
@@ -191,6 +227,15 @@ class SegmentReader final : public SegmentFile {
   // centre's code at entry_group_codes_ + g * code_bytes. Empty: one group.
   std::vector<uint32_t> entry_group_begin_;
   std::vector<uint8_t> entry_group_codes_;
+  // LabelGraph's graphs, built on first use.
+  struct LabelGraphs {
+    mutable Mutex mu;  // util/mutex.h: TSan sees it
+    // A null graph: refused (LabelGraph).
+    absl::flat_hash_map<uint32_t, std::unique_ptr<const graph::SubsetGraph>> graphs
+        ABSL_GUARDED_BY(mu);
+    size_t members ABSL_GUARDED_BY(mu) = 0;  // in the graphs built
+  };
+  const std::unique_ptr<LabelGraphs> label_graphs_ = std::make_unique<LabelGraphs>();
 };
 
 }  // namespace shoal::segment

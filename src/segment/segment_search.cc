@@ -71,6 +71,7 @@ struct SearchScratch {
   std::vector<CandidateList::Entry> exact;  // the list reranked
   std::vector<uint32_t> past;  // GatherSelected's unselected neighbours
   std::vector<uint32_t> near;  // WalkFilteredFromNear's first list
+  std::vector<std::pair<float, uint32_t>> closest;  // entry points, by distance
   bool in_use = false;
 };
 
@@ -221,7 +222,8 @@ absl::Status SegmentReader::GatherSelected(uint32_t u, const BitSet& selected,
 absl::Status SegmentReader::WalkFilteredFromNear(const CodeNavigator& navigate,
                                                  const SearchOptions& options, SearchScratch* s,
                                                  SegmentSearchStats* stats, WalkCounts* counts,
-                                                 const BitSet& selected) const {
+                                                 const BitSet& selected,
+                                                 const graph::SubsetGraph* subset) const {
   SearchOptions locate = options;
   locate.k = 1;
   locate.list_size = kLocateListSize;
@@ -229,14 +231,15 @@ absl::Status SegmentReader::WalkFilteredFromNear(const CodeNavigator& navigate,
   std::vector<uint32_t>& near = s->near;
   near.clear();
   for (size_t i = 0; i < s->list.size(); ++i) near.push_back(s->list.node(i));
-  return Walk<CodeNavigator, true>(navigate, options, s, stats, counts, &selected, near);
+  return Walk<CodeNavigator, true>(navigate, options, s, stats, counts, &selected, near, subset);
 }
 
 template <class Navigator, bool kFiltered>
 absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions& options,
                                  SearchScratch* s, SegmentSearchStats* stats,
                                  WalkCounts* counts, const BitSet* selected,
-                                 std::span<const uint32_t> near) const {
+                                 std::span<const uint32_t> near,
+                                 const graph::SubsetGraph* subset) const {
   const NodeLayout& layout = header_.layout;
   const size_t n = header_.vector_count;
   const size_t beam_width = std::max<uint32_t>(1, options.beam_width);
@@ -254,6 +257,12 @@ absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions&
   if (stats != nullptr) s->blocks.Clear(header_.block_count);
 
   auto prefetch_neighbors = [&](uint32_t v) {
+    if constexpr (kFiltered) {
+      if (subset != nullptr) {
+        PrefetchBytes(subset->row(v), 4 + 4 * size_t{subset->degree()});
+        return;
+      }
+    }
     PrefetchBytes(NodeRecord(v) + layout.degree_offset(), 4 + 4 * size_t{layout.max_degree});
   };
   // Offers node v at distance d to the list.
@@ -290,6 +299,29 @@ absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions&
     };
     SHOAL_RETURN_IF_ERROR(seed(header_.medoid));
     for (uint32_t v : entry_points_) SHOAL_RETURN_IF_ERROR(seed(v));
+    if constexpr (!Navigator::kReadsRecord) {
+      // With a label graph: the members near the entry points closest to
+      // the query, among those of the closest groups (as an unfiltered walk
+      // starts), one for each place in the list.
+      if (subset != nullptr && !subset->entries().empty()) {
+        std::vector<std::pair<float, uint32_t>>& closest = s->closest;
+        closest.clear();
+        ForClosestEntryGroups(navigate.query, kEntryGroupsScanned, counts,
+                              [&](size_t begin, size_t end) {
+          const uint8_t* code = entry_point_codes_.data() + begin * header_.code_bytes;
+          for (size_t i = begin; i < end; ++i, code += header_.code_bytes) {
+            if (subset->entries()[i] == graph::SubsetGraph::kNone) continue;
+            closest.emplace_back(navigate.query.Distance(code), static_cast<uint32_t>(i));
+          }
+        });
+        counts->computed += closest.size();
+        const size_t wanted = std::min(closest.size(), list.capacity());
+        std::partial_sort(closest.begin(), closest.begin() + wanted, closest.end());
+        for (size_t i = 0; i < wanted; ++i) {
+          SHOAL_RETURN_IF_ERROR(seed(subset->entries()[closest[i].second]));
+        }
+      }
+    }
     // Near the query (WalkFilteredFromNear): the selected nodes among them,
     // then among their neighbours, closest first, until twice the list's
     // length are offered (more would fall off the list).
@@ -323,31 +355,7 @@ absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions&
           entry_points_, entry_point_codes_.data(), header_.code_bytes, begin, end,
           [&](const uint8_t* code) { return navigate.query.Distance(code); }, &s->visited, &list);
     };
-    const size_t groups = entry_group_begin_.empty() ? 0 : entry_group_begin_.size() - 1;
-    if (groups <= kEntryGroupsScanned) {
-      scan(0, entry_points_.size());
-    } else {
-      std::pair<float, uint32_t> best[kEntryGroupsScanned];
-      size_t kept = 0;
-      const uint8_t* code = entry_group_codes_.data();
-      for (uint32_t g = 0; g < groups; ++g, code += header_.code_bytes) {
-        const float d = navigate.query.Distance(code);
-        if (kept < kEntryGroupsScanned) {
-          best[kept++] = {d, g};
-        } else if (d < best[kept - 1].first) {
-          best[kept - 1] = {d, g};
-        } else {
-          continue;
-        }
-        for (size_t j = kept - 1; j > 0 && best[j].first < best[j - 1].first; --j) {
-          std::swap(best[j], best[j - 1]);
-        }
-      }
-      counts->computed += groups;
-      for (size_t b = 0; b < kept; ++b) {
-        scan(entry_group_begin_[best[b].second], entry_group_begin_[best[b].second + 1]);
-      }
-    }
+    ForClosestEntryGroups(navigate.query, kEntryGroupsScanned, counts, scan);
   }
   while (true) {
     // The beam: up to beam_width closest unexpanded candidates among the
@@ -380,7 +388,15 @@ absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions&
         SHOAL_RETURN_IF_ERROR(ReadBlock(u, s, stats, &counts->sectors));
       }
       if constexpr (kFiltered) {
-        SHOAL_RETURN_IF_ERROR(GatherSelected(u, *selected, s, stats, counts, todo, &m));
+        if (subset != nullptr) {  // u's matches, gathered when the subset graph was built
+          for (const uint32_t v : subset->neighbors(u)) {
+            todo[m] = v;
+            m += marks[v] != epoch;
+            marks[v] = epoch;
+          }
+        } else {
+          SHOAL_RETURN_IF_ERROR(GatherSelected(u, *selected, s, stats, counts, todo, &m));
+        }
         continue;
       }
       const char* record = NodeRecord(u);
@@ -419,6 +435,37 @@ absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions&
     }
   }
   return absl::OkStatus();
+}
+
+template <class Scan>
+void SegmentReader::ForClosestEntryGroups(const Sq8Query& query, size_t wanted,
+                                          WalkCounts* counts, const Scan& scan) const {
+  const size_t groups = entry_group_begin_.empty() ? 0 : entry_group_begin_.size() - 1;
+  if (groups <= wanted) {
+    scan(0, entry_points_.size());
+    return;
+  }
+  std::pair<float, uint32_t> best[kEntryGroupsScanned];
+  wanted = std::min(wanted, kEntryGroupsScanned);
+  size_t kept = 0;
+  const uint8_t* code = entry_group_codes_.data();
+  for (uint32_t g = 0; g < groups; ++g, code += header_.code_bytes) {
+    const float d = query.Distance(code);
+    if (kept < wanted) {
+      best[kept++] = {d, g};
+    } else if (d < best[kept - 1].first) {
+      best[kept - 1] = {d, g};
+    } else {
+      continue;
+    }
+    for (size_t j = kept - 1; j > 0 && best[j].first < best[j - 1].first; --j) {
+      std::swap(best[j], best[j - 1]);
+    }
+  }
+  counts->computed += groups;
+  for (size_t b = 0; b < kept; ++b) {
+    scan(entry_group_begin_[best[b].second], entry_group_begin_[best[b].second + 1]);
+  }
 }
 
 void SegmentReader::Offer(std::span<const CandidateList::Entry> ranked, uint32_t k,
@@ -463,12 +510,18 @@ absl::Status SegmentReader::SearchCoded(const float* query, const SearchOptions&
   SearchScratch* s = lease.get();
   s->sq8.Reset(*sq8_, header_.metric, query);
   WalkCounts counts;
-  if (admit.selected() != nullptr && !entry_points_.empty()) {
+  const graph::SubsetGraph* subset = SubsetFor(admit);
+  if (subset != nullptr && stats != nullptr) ++stats->filter_label_graph_walks;
+  // A label graph starts its walk near the query by itself (its members
+  // near the closest entry points); without one, a graph with entry points
+  // first locates the query's part of the graph with an unfiltered walk.
+  if (admit.selected() != nullptr && !entry_points_.empty() &&
+      (subset == nullptr || subset->entries().empty())) {
     SHOAL_RETURN_IF_ERROR(WalkFilteredFromNear(CodeNavigator{*this, s->sq8}, options, s, stats,
-                                               &counts, *admit.selected()));
+                                               &counts, *admit.selected(), subset));
   } else {
     SHOAL_RETURN_IF_ERROR(WalkMaybeFiltered(CodeNavigator{*this, s->sq8}, options, s, stats,
-                                            &counts, admit.selected()));
+                                            &counts, admit.selected(), subset));
   }
 
   // Rerank the list with the full vectors, closest first.
@@ -499,9 +552,11 @@ absl::Status SegmentReader::SearchImpl(const float* query, const SearchOptions& 
   const ScratchLease lease(&tls_scratch);
   SearchScratch* s = lease.get();
   WalkCounts counts;
+  const graph::SubsetGraph* subset = SubsetFor(admit);
+  if (subset != nullptr && stats != nullptr) ++stats->filter_label_graph_walks;
   SHOAL_RETURN_IF_ERROR(
       WalkMaybeFiltered(VectorNavigator<kMetric>{*this, query, {}}, options, s, stats, &counts,
-                        admit.selected()));
+                        admit.selected(), subset));
   // The list is exact: offer its first k admitted entries.
   Offer(s->list.entries(), options.k, admit, top);
   counts.AddTo(stats);

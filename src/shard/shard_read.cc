@@ -33,6 +33,7 @@ void AddSegmentStats(const SegmentSearchStats& from, SearchStats* to) {
   to->filter_scanned += from.filter_scanned;
   to->filter_walked += from.filter_walked;
   to->filter_short_walks += from.filter_short_walks;
+  to->filter_label_graph_walks += from.filter_label_graph_walks;
 }
 
 // A filtered search of one segment (issue 44; docs/architecture.md
@@ -71,6 +72,7 @@ absl::Status SearchSegmentFiltered(const Segment& segment, uint32_t dim, const f
     return absl::OkStatus();
   }
   admit.SetRecordFilter(&filter, regions, &selected);
+  if (uint32_t label; filter.SoleLabel(&label)) admit.SetSelectedLabel(label);
   TopK mine(options.k);
   const uint64_t list = std::max(options.list_size, options.k);
   bool scan = count <= ScanPerListEntry(dim) * list;
