@@ -37,11 +37,7 @@ uint32_t LabelGraphDegree(uint32_t max_degree) { return std::max<uint32_t>(1, ma
 // A node's list is RobustPrune'd (alpha) from up to this many times its
 // degree of the matches among its neighbours and theirs.
 constexpr uint32_t kLabelGraphPool = 2;
-// Labels that more than 1 / kLabelGraphMaxShare of the nodes have get no
-// graph: their walks find most neighbours matching in one hop, and their
-// graph would take longest to build (0.6-1.6 s for 25K of 50K nodes,
-// against 0.18-0.35 s for 5K; docs/performance.md, "Filtered search").
-constexpr size_t kLabelGraphMaxShare = 4;
+
 constexpr float kLabelGraphAlpha = 1.2f;
 
 }  // namespace
@@ -73,7 +69,7 @@ const graph::SubsetGraph* SegmentReader::LabelGraph(uint32_t label,
   // that ask at once may both build it, and the first kept is used.
   const size_t count = members.Count();
   std::unique_ptr<const graph::SubsetGraph> built;
-  if (count * kLabelGraphMaxShare <= n) built = BuildLabelGraph(members);
+  if (HasLabelGraphs(count)) built = BuildLabelGraph(members);
   MutexLock lock(&label_graphs_->mu);
   if (auto it = label_graphs_->graphs.find(label); it != label_graphs_->graphs.end()) {
     return it->second.get();

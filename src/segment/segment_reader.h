@@ -45,6 +45,9 @@ class SegmentReader final : public SegmentFile {
   // Filtered searches (segment.h): the walk navigates among the selected
   // nodes (segment_search.cc); the scan reads only the selected nodes.
   bool walks_filtered() const override { return true; }
+  bool HasLabelGraphs(uint64_t members) const override {
+    return members * kLabelGraphMaxShare <= header_.vector_count;
+  }
   absl::Status ScanNodes(const float* query, const SearchOptions& options, const BitSet& nodes,
                          const AnswerFilter& admit, TopK* top,
                          SegmentSearchStats* stats) const override;
@@ -65,6 +68,11 @@ class SegmentReader final : public SegmentFile {
   // graph's own), or when a block fails its checks (the walk then reports
   // it).
   static constexpr size_t kMaxLabelGraphs = 64;
+  // Labels that more than 1 / kLabelGraphMaxShare of the nodes have get no
+  // graph: their walks find most neighbours matching in one hop, and their
+  // graph would take longest to build (0.6-1.6 s for 25K of 50K nodes,
+  // against 0.18-0.35 s for 5K; docs/performance.md, "Filtered search").
+  static constexpr uint64_t kLabelGraphMaxShare = 4;
   const graph::SubsetGraph* LabelGraph(uint32_t label, const BitSet& members) const;
   // Label graphs built so far, and their bytes (for tests and stats).
   size_t label_graph_count() const;

@@ -87,7 +87,7 @@ absl::Status SearchSegmentFiltered(const Segment& segment, uint32_t dim, const f
   if (sole_label) admit.SetSelectedLabel(label);
   TopK mine(options.k);
   const uint64_t list = std::max(options.list_size, options.k);
-  bool scan = count <= ScanPerListEntry(dim) * list;
+  bool scan = count <= ScanPerListEntry(dim, sole_label && segment.HasLabelGraphs(count)) * list;
   if (!scan) {
     SearchOptions walk = options;
     if (!segment.walks_filtered()) {
