@@ -17,7 +17,6 @@
 #include <span>
 #include <string>
 
-#include "absl/container/flat_hash_map.h"
 #include "graph/subset_graph.h"
 #include "segment/segment.h"
 #include "util/mutex.h"
@@ -235,14 +234,21 @@ class SegmentReader final : public SegmentFile {
   // centre's code at entry_group_codes_ + g * code_bytes. Empty: one group.
   std::vector<uint32_t> entry_group_begin_;
   std::vector<uint8_t> entry_group_codes_;
-  // LabelGraph's graphs, built on first use.
+  // LabelGraph's graphs, built on first use. Read without a lock: a
+  // search asks every segment it walks for one label, from every thread.
   struct LabelGraphs {
+    // By the label's index among the segment's distinct labels
+    // (RecordRegions::LabelIndex): null until asked for, then the graph or
+    // Refused(). Allocated on first use (null before).
+    std::atomic<std::atomic<const graph::SubsetGraph*>*> slots{nullptr};
     mutable Mutex mu;  // util/mutex.h: TSan sees it
-    // A null graph: refused (LabelGraph).
-    absl::flat_hash_map<uint32_t, std::unique_ptr<const graph::SubsetGraph>> graphs
-        ABSL_GUARDED_BY(mu);
-    size_t members ABSL_GUARDED_BY(mu) = 0;  // in the graphs built
+    std::unique_ptr<std::atomic<const graph::SubsetGraph*>[]> slots_owner ABSL_GUARDED_BY(mu);
+    std::vector<std::unique_ptr<const graph::SubsetGraph>> built ABSL_GUARDED_BY(mu);
+    size_t answered ABSL_GUARDED_BY(mu) = 0;  // labels built or refused
+    size_t members ABSL_GUARDED_BY(mu) = 0;   // in the graphs built
   };
+  // The slot value of a refused label.
+  static const graph::SubsetGraph* Refused();
   const std::unique_ptr<LabelGraphs> label_graphs_ = std::make_unique<LabelGraphs>();
 };
 
