@@ -159,23 +159,26 @@ absl::Status RecordRegions::Load(const RecordsDirectory& d, uint64_t nodes,
   if (s.ok()) s = r.CheckPayloadIndex(path);
   if (!s.ok()) return s;
   r.orders_ = std::make_shared<ValueOrders>(d.attribute_count);
-  r.label_sets_ = std::make_shared<LabelSets>();
+  r.label_sets_ = std::make_shared<LabelSets>(d.distinct_labels);
   *out = r;
   return absl::OkStatus();
 }
 
 const BitSet* RecordRegions::LabelBits(uint32_t label) const {
-  const std::span<const uint32_t> nodes = postings(label);
+  const size_t i = LabelIndex(label);
+  if (i == dir_.distinct_labels) return nullptr;
+  const std::span<const uint32_t> nodes = posting_list(i);
   if (nodes.empty() || nodes.size() < nodes_ / kLabelBitsShare) return nullptr;
+  std::atomic<const BitSet*>& slot = label_sets_->by_index[i];
+  if (const BitSet* set = slot.load(std::memory_order_acquire); set != nullptr) return set;
   MutexLock lock(&label_sets_->mu);
-  std::unique_ptr<const BitSet>& set = label_sets_->sets[label];
-  if (set == nullptr) {
-    auto bits = std::make_unique<BitSet>();
-    bits->Reset(nodes_);
-    for (const uint32_t node : nodes) bits->Set(node);  // CheckPostings: node < n
-    set = std::move(bits);
-  }
-  return set.get();
+  if (const BitSet* set = slot.load(std::memory_order_relaxed); set != nullptr) return set;
+  auto bits = std::make_unique<BitSet>();
+  bits->Reset(nodes_);
+  for (const uint32_t node : nodes) bits->Set(node);  // CheckPostings: node < n
+  slot.store(bits.get(), std::memory_order_release);
+  label_sets_->built.push_back(std::move(bits));
+  return label_sets_->built.back().get();
 }
 
 std::span<const uint32_t> RecordRegions::NodesByValue(uint32_t a) const {
@@ -226,7 +229,7 @@ std::span<const uint32_t> RecordRegions::posting_list(size_t i) const {
   return {reinterpret_cast<const uint32_t*>(views_[kPostingsRegion].data() + offset), count};
 }
 
-std::span<const uint32_t> RecordRegions::postings(uint32_t label) const {
+size_t RecordRegions::LabelIndex(uint32_t label) const {
   size_t lo = 0, hi = dir_.distinct_labels;
   while (lo < hi) {
     const size_t mid = lo + (hi - lo) / 2;
@@ -236,8 +239,14 @@ std::span<const uint32_t> RecordRegions::postings(uint32_t label) const {
       hi = mid;
     }
   }
-  if (lo == dir_.distinct_labels || posting_label(lo) != label) return {};
-  return posting_list(lo);
+  if (lo == dir_.distinct_labels || posting_label(lo) != label) return dir_.distinct_labels;
+  return lo;
+}
+
+std::span<const uint32_t> RecordRegions::postings(uint32_t label) const {
+  const size_t i = LabelIndex(label);
+  if (i == dir_.distinct_labels) return {};
+  return posting_list(i);
 }
 
 AttributeSummary RecordRegions::summary(uint32_t a) const {

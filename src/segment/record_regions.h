@@ -33,6 +33,7 @@
 #define SHOAL_SRC_SEGMENT_RECORD_REGIONS_H_
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -181,6 +182,9 @@ class RecordRegions {
   std::span<const uint32_t> posting_list(size_t i) const;
   // The nodes that have `label`, ascending; empty when none has.
   std::span<const uint32_t> postings(uint32_t label) const;
+  // The index of `label` among the distinct labels (posting_label(i) ==
+  // label), or distinct_label_count() when no node has it.
+  size_t LabelIndex(uint32_t label) const;
   // The nodes that have `label` as a BitSet over [0, n), for labels that at
   // least n / kLabelBitsShare nodes have (null for the others: their
   // posting lists are the cheaper form). Built in RAM the first time it is
@@ -229,10 +233,15 @@ class RecordRegions {
   uint64_t nodes_ = 0;
   std::array<std::string_view, kRegionCount> views_;
   std::shared_ptr<ValueOrders> orders_;  // set by Load
-  // LabelBits' sets, built on first use.
+  // LabelBits' sets, built on first use. Read without a lock: a search
+  // asks for one every segment it filters, from every search thread.
   struct LabelSets {
+    explicit LabelSets(size_t labels)
+        : by_index(std::make_unique<std::atomic<const BitSet*>[]>(labels)) {}
+    // [i]: the set of the i-th distinct label, or null until built.
+    const std::unique_ptr<std::atomic<const BitSet*>[]> by_index;
     Mutex mu;  // util/mutex.h: TSan sees it (Debian's absl::Mutex it does not)
-    absl::flat_hash_map<uint32_t, std::unique_ptr<const BitSet>> sets ABSL_GUARDED_BY(mu);
+    std::vector<std::unique_ptr<const BitSet>> built ABSL_GUARDED_BY(mu);
   };
   std::shared_ptr<LabelSets> label_sets_;  // set by Load
 };

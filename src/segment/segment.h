@@ -226,6 +226,11 @@ class Segment {
   // decides only what is offered (a disk-resident segment, whose walk would
   // read a block for each node it reaches past).
   virtual bool walks_filtered() const { return false; }
+  // Whether a walk for one label alone that `members` nodes have may
+  // follow a graph of that label's nodes (SegmentReader::LabelGraph; the
+  // planner then walks sooner): the segment's policy, not a promise (the
+  // graph may still be refused for room).
+  virtual bool HasLabelGraphs(uint64_t /*members*/) const { return false; }
   // A filtered search's scan of the nodes in `nodes` (its matches, a
   // BitSet over [0, vector_count())): offers to `top` (which keeps its k
   // closest) those that `admit` admits, with exact distances. A mapped

@@ -37,11 +37,7 @@ uint32_t LabelGraphDegree(uint32_t max_degree) { return std::max<uint32_t>(1, ma
 // A node's list is RobustPrune'd (alpha) from up to this many times its
 // degree of the matches among its neighbours and theirs.
 constexpr uint32_t kLabelGraphPool = 2;
-// Labels that more than 1 / kLabelGraphMaxShare of the nodes have get no
-// graph: their walks find most neighbours matching in one hop, and their
-// graph would take longest to build (0.6-1.6 s for 25K of 50K nodes,
-// against 0.18-0.35 s for 5K; docs/performance.md, "Filtered search").
-constexpr size_t kLabelGraphMaxShare = 4;
+
 constexpr float kLabelGraphAlpha = 1.2f;
 
 }  // namespace
@@ -52,38 +48,66 @@ const graph::SubsetGraph* SegmentReader::SubsetFor(const AnswerFilter& admit) co
   return LabelGraph(label, *admit.selected());
 }
 
+const graph::SubsetGraph* SegmentReader::Refused() {
+  static const graph::SubsetGraph* const refused = new graph::SubsetGraph(0, 0, 1);
+  return refused;
+}
+
 size_t SegmentReader::label_graph_count() const {
   MutexLock lock(&label_graphs_->mu);
-  size_t count = 0;
-  for (const auto& [label, graph] : label_graphs_->graphs) count += graph != nullptr;
-  return count;
+  return label_graphs_->built.size();
 }
 
 const graph::SubsetGraph* SegmentReader::LabelGraph(uint32_t label,
                                                     const BitSet& members) const {
   const size_t n = header_.vector_count;
-  if (members.size() != n) return nullptr;
+  const RecordRegions* regions = record_regions();
+  if (members.size() != n || regions == nullptr) return nullptr;
+  const size_t index = regions->LabelIndex(label);
+  const size_t labels = regions->distinct_label_count();
+  if (index == labels) return nullptr;
+  LabelGraphs& g = *label_graphs_;
+  if (std::atomic<const graph::SubsetGraph*>* slots = g.slots.load(std::memory_order_acquire)) {
+    const graph::SubsetGraph* graph = slots[index].load(std::memory_order_acquire);
+    if (graph != nullptr) return graph == Refused() ? nullptr : graph;
+  }
+  // The slots, allocated by the first asker. REQUIRES: g.mu held.
+  auto slots = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(g.mu) {
+    if (g.slots_owner == nullptr) {
+      g.slots_owner = std::make_unique<std::atomic<const graph::SubsetGraph*>[]>(labels);
+      g.slots.store(g.slots_owner.get(), std::memory_order_release);
+    }
+    return g.slots_owner.get();
+  };
   {
-    MutexLock lock(&label_graphs_->mu);
-    auto it = label_graphs_->graphs.find(label);
-    if (it != label_graphs_->graphs.end()) return it->second.get();  // null: refused
-    if (label_graphs_->graphs.size() >= kMaxLabelGraphs) return nullptr;
+    MutexLock lock(&g.mu);
+    if (g.answered >= kMaxLabelGraphs) {  // no more: this label's answer is kept too
+      slots()[index].store(Refused(), std::memory_order_release);
+      return nullptr;
+    }
   }
   // Built outside the lock (searches for other labels go on); two searches
   // that ask at once may both build it, and the first kept is used.
   const size_t count = members.Count();
   std::unique_ptr<const graph::SubsetGraph> built;
-  if (count * kLabelGraphMaxShare <= n) built = BuildLabelGraph(members);
-  MutexLock lock(&label_graphs_->mu);
-  if (auto it = label_graphs_->graphs.find(label); it != label_graphs_->graphs.end()) {
-    return it->second.get();
+  if (HasLabelGraphs(count)) built = BuildLabelGraph(members);
+  MutexLock lock(&g.mu);
+  std::atomic<const graph::SubsetGraph*>& slot = slots()[index];
+  if (const graph::SubsetGraph* graph = slot.load(std::memory_order_relaxed)) {
+    return graph == Refused() ? nullptr : graph;
   }
-  if (label_graphs_->graphs.size() >= kMaxLabelGraphs) return nullptr;
-  if (built != nullptr && label_graphs_->members + count > n) built = nullptr;  // over budget
-  if (built != nullptr) label_graphs_->members += count;
-  // A refusal is kept too (a null graph): the segment does not change, so
-  // neither would the answer.
-  return label_graphs_->graphs.emplace(label, std::move(built)).first->second.get();
+  if (g.answered >= kMaxLabelGraphs || g.members + count > n) built = nullptr;  // no room
+  // A refusal is kept too: the segment does not change, so neither would
+  // the answer.
+  ++g.answered;
+  if (built == nullptr) {
+    slot.store(Refused(), std::memory_order_release);
+    return nullptr;
+  }
+  g.members += count;
+  slot.store(built.get(), std::memory_order_release);
+  g.built.push_back(std::move(built));
+  return g.built.back().get();
 }
 
 std::unique_ptr<const graph::SubsetGraph> SegmentReader::BuildLabelGraph(

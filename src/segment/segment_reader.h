@@ -17,7 +17,6 @@
 #include <span>
 #include <string>
 
-#include "absl/container/flat_hash_map.h"
 #include "graph/subset_graph.h"
 #include "segment/segment.h"
 #include "util/mutex.h"
@@ -45,6 +44,9 @@ class SegmentReader final : public SegmentFile {
   // Filtered searches (segment.h): the walk navigates among the selected
   // nodes (segment_search.cc); the scan reads only the selected nodes.
   bool walks_filtered() const override { return true; }
+  bool HasLabelGraphs(uint64_t members) const override {
+    return members * kLabelGraphMaxShare <= header_.vector_count;
+  }
   absl::Status ScanNodes(const float* query, const SearchOptions& options, const BitSet& nodes,
                          const AnswerFilter& admit, TopK* top,
                          SegmentSearchStats* stats) const override;
@@ -65,6 +67,11 @@ class SegmentReader final : public SegmentFile {
   // graph's own), or when a block fails its checks (the walk then reports
   // it).
   static constexpr size_t kMaxLabelGraphs = 64;
+  // Labels that more than 1 / kLabelGraphMaxShare of the nodes have get no
+  // graph: their walks find most neighbours matching in one hop, and their
+  // graph would take longest to build (0.6-1.6 s for 25K of 50K nodes,
+  // against 0.18-0.35 s for 5K; docs/performance.md, "Filtered search").
+  static constexpr uint64_t kLabelGraphMaxShare = 4;
   const graph::SubsetGraph* LabelGraph(uint32_t label, const BitSet& members) const;
   // Label graphs built so far, and their bytes (for tests and stats).
   size_t label_graph_count() const;
@@ -227,14 +234,21 @@ class SegmentReader final : public SegmentFile {
   // centre's code at entry_group_codes_ + g * code_bytes. Empty: one group.
   std::vector<uint32_t> entry_group_begin_;
   std::vector<uint8_t> entry_group_codes_;
-  // LabelGraph's graphs, built on first use.
+  // LabelGraph's graphs, built on first use. Read without a lock: a
+  // search asks every segment it walks for one label, from every thread.
   struct LabelGraphs {
+    // By the label's index among the segment's distinct labels
+    // (RecordRegions::LabelIndex): null until asked for, then the graph or
+    // Refused(). Allocated on first use (null before).
+    std::atomic<std::atomic<const graph::SubsetGraph*>*> slots{nullptr};
     mutable Mutex mu;  // util/mutex.h: TSan sees it
-    // A null graph: refused (LabelGraph).
-    absl::flat_hash_map<uint32_t, std::unique_ptr<const graph::SubsetGraph>> graphs
-        ABSL_GUARDED_BY(mu);
-    size_t members ABSL_GUARDED_BY(mu) = 0;  // in the graphs built
+    std::unique_ptr<std::atomic<const graph::SubsetGraph*>[]> slots_owner ABSL_GUARDED_BY(mu);
+    std::vector<std::unique_ptr<const graph::SubsetGraph>> built ABSL_GUARDED_BY(mu);
+    size_t answered ABSL_GUARDED_BY(mu) = 0;  // labels built or refused
+    size_t members ABSL_GUARDED_BY(mu) = 0;   // in the graphs built
   };
+  // The slot value of a refused label.
+  static const graph::SubsetGraph* Refused();
   const std::unique_ptr<LabelGraphs> label_graphs_ = std::make_unique<LabelGraphs>();
 };
 

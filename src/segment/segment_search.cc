@@ -308,10 +308,23 @@ absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions&
         closest.clear();
         ForClosestEntryGroups(navigate.query, kEntryGroupsScanned, counts,
                               [&](size_t begin, size_t end) {
-          const uint8_t* code = entry_point_codes_.data() + begin * header_.code_bytes;
-          for (size_t i = begin; i < end; ++i, code += header_.code_bytes) {
+          // Four codes at a time (they lie side by side).
+          const uint8_t* codes[4];
+          uint32_t at[4];
+          float d[4];
+          size_t held = 0;
+          for (size_t i = begin; i < end; ++i) {
             if (subset->entries()[i] == graph::SubsetGraph::kNone) continue;
-            closest.emplace_back(navigate.query.Distance(code), static_cast<uint32_t>(i));
+            codes[held] = entry_point_codes_.data() + i * header_.code_bytes;
+            at[held++] = static_cast<uint32_t>(i);
+            if (held == 4) {
+              navigate.query.DistanceFour(codes, d);
+              for (size_t j = 0; j < 4; ++j) closest.emplace_back(d[j], at[j]);
+              held = 0;
+            }
+          }
+          for (size_t j = 0; j < held; ++j) {
+            closest.emplace_back(navigate.query.Distance(codes[j]), at[j]);
           }
         });
         counts->computed += closest.size();

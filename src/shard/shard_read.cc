@@ -63,19 +63,31 @@ absl::Status SearchSegmentFiltered(const Segment& segment, uint32_t dim, const f
     ++stats->filter_skipped;
     return absl::OkStatus();
   }
-  BitSet selected;
-  filter.Select(*regions, static_cast<uint32_t>(n), &selected);
-  const uint64_t count = selected.Count();
+  // One common label alone: its nodes are the segment's own bits of it
+  // (no copy) and its posting list's length; otherwise Select.
+  uint32_t label;
+  const bool sole_label = filter.SoleLabel(&label);
+  const BitSet* label_bits = sole_label ? regions->LabelBits(label) : nullptr;
+  BitSet own;
+  const BitSet* selected = &own;
+  uint64_t count;
+  if (label_bits != nullptr && label_bits->size() == n) {
+    selected = label_bits;
+    count = regions->postings(label).size();
+  } else {
+    filter.Select(*regions, static_cast<uint32_t>(n), &own);
+    count = own.Count();
+  }
   stats->filter_matches += count;
   if (count == 0) {
     ++stats->filter_skipped;
     return absl::OkStatus();
   }
-  admit.SetRecordFilter(&filter, regions, &selected);
-  if (uint32_t label; filter.SoleLabel(&label)) admit.SetSelectedLabel(label);
+  admit.SetRecordFilter(&filter, regions, selected);
+  if (sole_label) admit.SetSelectedLabel(label);
   TopK mine(options.k);
   const uint64_t list = std::max(options.list_size, options.k);
-  bool scan = count <= ScanPerListEntry(dim) * list;
+  bool scan = count <= ScanPerListEntry(dim, sole_label && segment.HasLabelGraphs(count)) * list;
   if (!scan) {
     SearchOptions walk = options;
     if (!segment.walks_filtered()) {
@@ -94,7 +106,7 @@ absl::Status SearchSegmentFiltered(const Segment& segment, uint32_t dim, const f
   }
   if (scan) {
     ++stats->filter_scanned;
-    SHOAL_RETURN_IF_ERROR(segment.ScanNodes(query, options, selected, admit, &mine, stats));
+    SHOAL_RETURN_IF_ERROR(segment.ScanNodes(query, options, *selected, admit, &mine, stats));
   }
   for (const Neighbor& nb : mine.Take()) top->Push(nb.id, nb.distance);
   return absl::OkStatus();
