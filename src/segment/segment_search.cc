@@ -298,12 +298,18 @@ absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions&
       return offer(v);
     };
     SHOAL_RETURN_IF_ERROR(seed(header_.medoid));
-    for (uint32_t v : entry_points_) SHOAL_RETURN_IF_ERROR(seed(v));
+    // With a label graph of the segment's entry points' members, the walk
+    // starts from those nearest the query alone (below); otherwise from
+    // every selected entry point, then spread selected nodes.
+    const bool from_entries = subset != nullptr && !subset->entries().empty();
+    if (!from_entries) {
+      for (uint32_t v : entry_points_) SHOAL_RETURN_IF_ERROR(seed(v));
+    }
     if constexpr (!Navigator::kReadsRecord) {
       // With a label graph: the members near the entry points closest to
       // the query, among those of the closest groups (as an unfiltered walk
       // starts), one for each place in the list.
-      if (subset != nullptr && !subset->entries().empty()) {
+      if (from_entries) {
         std::vector<std::pair<float, uint32_t>>& closest = s->closest;
         closest.clear();
         ForClosestEntryGroups(navigate.query, kEntryGroupsScanned, counts,
@@ -349,7 +355,10 @@ absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions&
             seed(DecodeFixed32(record + layout.neighbors_offset() + 4 * k)));
       }
     }
-    for (size_t i = 0; i < kFilteredSeeds; ++i) {
+    // Spread over the node order, so that a walk starts among the matches
+    // however far from the query they lie (not needed when the closest
+    // entry points' members filled the list).
+    for (size_t i = 0; i < kFilteredSeeds && !(from_entries && seeded >= list.capacity()); ++i) {
       size_t v = selected->Next(i * n / kFilteredSeeds);
       if (v == n) v = selected->Next(0);
       if (v == n) break;
