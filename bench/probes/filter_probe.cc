@@ -204,6 +204,10 @@ int main(int argc, char** argv) {
   add("and-50%x10%",
       [&](size_t) { return Filter::And({Filter::AnyLabel({1}), Filter::AnyLabel({2})}); },
       [&](size_t, size_t i) { return has(i, 1) && has(i, 2); });
+  // A label nobody has: every segment skipped, the answer empty. Its QPS
+  // is a filtered search's fixed cost (checks, planning, shards, merge).
+  add("absent", [&](size_t) { return Filter::AnyLabel({kClusterLabel - 1}); },
+      [&](size_t, size_t) { return false; });
 
   std::printf("%s: %zu x %u, %u shards, %zu queries, k %u, one thread\n",
               spec->name.c_str(), n, dim, absl::GetFlag(FLAGS_shards), nq, k);

@@ -244,6 +244,14 @@ class Segment {
                                                const BitSet& nodes,
                                                const segment::AnswerFilter& admit, TopK* top,
                                                SegmentSearchStats* stats) const = 0;
+  // ScanNodes of the nodes in `nodes` (ascending, each < vector_count()):
+  // a short posting list scanned without a BitSet over every node. The
+  // default makes that BitSet and calls ScanNodes.
+  [[nodiscard]] virtual absl::Status ScanNodeList(const float* query,
+                                                  const SearchOptions& options,
+                                                  std::span<const uint32_t> nodes,
+                                                  const segment::AnswerFilter& admit, TopK* top,
+                                                  SegmentSearchStats* stats) const;
 
   // Calls fn for every live entry (id, sequence, vector), in node order.
   [[nodiscard]] virtual absl::Status ForEachVector(

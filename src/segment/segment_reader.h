@@ -50,6 +50,9 @@ class SegmentReader final : public SegmentFile {
   absl::Status ScanNodes(const float* query, const SearchOptions& options, const BitSet& nodes,
                          const AnswerFilter& admit, TopK* top,
                          SegmentSearchStats* stats) const override;
+  absl::Status ScanNodeList(const float* query, const SearchOptions& options,
+                            std::span<const uint32_t> nodes, const AnswerFilter& admit, TopK* top,
+                            SegmentSearchStats* stats) const override;
 
   // Nodes a search offers besides the medoid before it walks: 0 unless the
   // graph is one walks from the medoid do not cover (ChooseEntryPoints).
@@ -197,8 +200,17 @@ class SegmentReader final : public SegmentFile {
   absl::Status GatherSelected(uint32_t u, const BitSet& selected, SearchScratch* s,
                               SegmentSearchStats* stats, WalkCounts* counts, uint32_t* todo,
                               size_t* m) const;
+  // ScanNodes and ScanNodeList over a cursor of the nodes (BitNodes,
+  // ListNodes).
+  struct BitNodes;
+  struct ListNodes;
+  template <class Nodes>
+  absl::Status ScanNodesOf(const float* query, const SearchOptions& options, const Nodes& nodes,
+                           const AnswerFilter& admit, TopK* top,
+                           SegmentSearchStats* stats) const;
   // ScanNodes by the vectors of every node in `nodes`.
-  absl::Status ScanNodeVectors(const float* query, const BitSet& nodes, const AnswerFilter& admit,
+  template <class Nodes>
+  absl::Status ScanNodeVectors(const float* query, const Nodes& nodes, const AnswerFilter& admit,
                                TopK* top, SegmentSearchStats* stats) const;
   // Checks node's block (once) and counts its sectors for the stats.
   absl::Status ReadBlock(uint32_t node, SearchScratch* s, SegmentSearchStats* stats,

@@ -3,6 +3,7 @@
 #include "segment/segment_scan.h"
 
 #include "distance/distance.h"
+#include "util/bit_set.h"
 
 namespace shoal::segment {
 
@@ -23,3 +24,17 @@ absl::Status ScanSegment(const Segment& segment, Metric metric, uint32_t dim,
 }
 
 }  // namespace shoal::segment
+
+namespace shoal {
+
+absl::Status Segment::ScanNodeList(const float* query, const SearchOptions& options,
+                                   std::span<const uint32_t> nodes,
+                                   const segment::AnswerFilter& admit, TopK* top,
+                                   SegmentSearchStats* stats) const {
+  BitSet set;
+  set.Reset(vector_count());
+  for (const uint32_t node : nodes) set.Set(node);
+  return ScanNodes(query, options, set, admit, top, stats);
+}
+
+}  // namespace shoal

@@ -585,11 +585,43 @@ absl::Status SegmentReader::SearchImpl(const float* query, const SearchOptions& 
   return absl::OkStatus();
 }
 
+// The nodes a scan reads, as a cursor: a BitSet's members, or a sorted list.
+struct SegmentReader::BitNodes {
+  const BitSet& set;
+  size_t n;
+  size_t count() const { return set.Count(); }
+  size_t first() const { return set.Next(0); }
+  size_t next(size_t at) const { return set.Next(at + 1); }
+  bool done(size_t at) const { return at >= n; }
+  uint32_t node(size_t at) const { return static_cast<uint32_t>(at); }
+};
+struct SegmentReader::ListNodes {
+  std::span<const uint32_t> list;
+  size_t count() const { return list.size(); }
+  size_t first() const { return 0; }
+  size_t next(size_t at) const { return at + 1; }
+  bool done(size_t at) const { return at >= list.size(); }
+  uint32_t node(size_t at) const { return list[at]; }
+};
+
 absl::Status SegmentReader::ScanNodes(const float* query, const SearchOptions& options,
                                       const BitSet& nodes, const AnswerFilter& admit, TopK* top,
                                       SegmentSearchStats* stats) const {
-  const size_t n = header_.vector_count;
-  const size_t count = nodes.Count();
+  return ScanNodesOf(query, options, BitNodes{nodes, header_.vector_count}, admit, top, stats);
+}
+
+absl::Status SegmentReader::ScanNodeList(const float* query, const SearchOptions& options,
+                                         std::span<const uint32_t> nodes,
+                                         const AnswerFilter& admit, TopK* top,
+                                         SegmentSearchStats* stats) const {
+  return ScanNodesOf(query, options, ListNodes{nodes}, admit, top, stats);
+}
+
+template <class Nodes>
+absl::Status SegmentReader::ScanNodesOf(const float* query, const SearchOptions& options,
+                                        const Nodes& nodes, const AnswerFilter& admit, TopK* top,
+                                        SegmentSearchStats* stats) const {
+  const size_t count = nodes.count();
   const size_t shortlist = std::max<size_t>(options.list_size, RerankFloor(options.k));
   if (sq8_ == nullptr || count <= shortlist || options.k == 0) {
     return ScanNodeVectors(query, nodes, admit, top, stats);
@@ -616,16 +648,16 @@ absl::Status SegmentReader::ScanNodes(const float* query, const SearchOptions& o
     }
     held = 0;
   };
-  size_t ahead = nodes.Next(0);
-  for (size_t i = 0; i < 2 * kPrefetchAhead && ahead < n; ++i, ahead = nodes.Next(ahead + 1)) {
-    navigate.Prefetch(static_cast<uint32_t>(ahead));
+  size_t ahead = nodes.first();
+  for (size_t i = 0; i < 2 * kPrefetchAhead && !nodes.done(ahead); ++i, ahead = nodes.next(ahead)) {
+    navigate.Prefetch(nodes.node(ahead));
   }
-  for (size_t v = nodes.Next(0); v < n; v = nodes.Next(v + 1)) {
-    if (ahead < n) {
-      navigate.Prefetch(static_cast<uint32_t>(ahead));
-      ahead = nodes.Next(ahead + 1);
+  for (size_t at = nodes.first(); !nodes.done(at); at = nodes.next(at)) {
+    if (!nodes.done(ahead)) {
+      navigate.Prefetch(nodes.node(ahead));
+      ahead = nodes.next(ahead);
     }
-    four[held++] = static_cast<uint32_t>(v);
+    four[held++] = nodes.node(at);
     if (held == 4) flush();
   }
   flush();
@@ -655,24 +687,24 @@ absl::Status SegmentReader::ScanNodes(const float* query, const SearchOptions& o
   return absl::OkStatus();
 }
 
-absl::Status SegmentReader::ScanNodeVectors(const float* query, const BitSet& nodes,
+template <class Nodes>
+absl::Status SegmentReader::ScanNodeVectors(const float* query, const Nodes& nodes,
                                             const AnswerFilter& admit, TopK* top,
                                             SegmentSearchStats* stats) const {
   const NodeLayout& layout = header_.layout;
-  const size_t n = header_.vector_count;
   const size_t bytes = size_t{header_.dim} * sizeof(float);
   uint64_t computed = 0;
   // The nodes kPrefetchAhead members ahead are asked for as each is read.
-  size_t ahead = nodes.Next(0);
-  for (size_t i = 0; i < kPrefetchAhead && ahead < n; ++i, ahead = nodes.Next(ahead + 1)) {
-    PrefetchBytes(NodeRecord(static_cast<uint32_t>(ahead)), bytes);
+  size_t ahead = nodes.first();
+  for (size_t i = 0; i < kPrefetchAhead && !nodes.done(ahead); ++i, ahead = nodes.next(ahead)) {
+    PrefetchBytes(NodeRecord(nodes.node(ahead)), bytes);
   }
-  for (size_t v = nodes.Next(0); v < n; v = nodes.Next(v + 1)) {
-    if (ahead < n) {
-      PrefetchBytes(NodeRecord(static_cast<uint32_t>(ahead)), bytes);
-      ahead = nodes.Next(ahead + 1);
+  for (size_t at = nodes.first(); !nodes.done(at); at = nodes.next(at)) {
+    if (!nodes.done(ahead)) {
+      PrefetchBytes(NodeRecord(nodes.node(ahead)), bytes);
+      ahead = nodes.next(ahead);
     }
-    const uint32_t node = static_cast<uint32_t>(v);
+    const uint32_t node = nodes.node(at);
     SHOAL_RETURN_IF_ERROR(EnsureVerified(BlockOf(node)));
     const char* record = NodeRecord(node);
     const uint64_t id = DecodeFixed64(record + layout.id_offset());

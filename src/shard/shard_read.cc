@@ -63,17 +63,24 @@ absl::Status SearchSegmentFiltered(const Segment& segment, uint32_t dim, const f
     ++stats->filter_skipped;
     return absl::OkStatus();
   }
-  // One common label alone: its nodes are the segment's own bits of it
-  // (no copy) and its posting list's length; otherwise Select.
+  // One label alone: a common one's nodes are the segment's own bits of it
+  // (no copy), a rarer one's its posting list (scanned as it is, or made
+  // into bits if walked); both counted by the list's length. Any other
+  // filter: Select.
   uint32_t label;
   const bool sole_label = filter.SoleLabel(&label);
   const BitSet* label_bits = sole_label ? regions->LabelBits(label) : nullptr;
   BitSet own;
   const BitSet* selected = &own;
+  std::span<const uint32_t> postings;
   uint64_t count;
   if (label_bits != nullptr && label_bits->size() == n) {
     selected = label_bits;
     count = regions->postings(label).size();
+  } else if (sole_label) {
+    postings = regions->postings(label);
+    count = postings.size();
+    selected = nullptr;
   } else {
     filter.Select(*regions, static_cast<uint32_t>(n), &own);
     count = own.Count();
@@ -83,11 +90,18 @@ absl::Status SearchSegmentFiltered(const Segment& segment, uint32_t dim, const f
     ++stats->filter_skipped;
     return absl::OkStatus();
   }
-  admit.SetRecordFilter(&filter, regions, selected);
-  if (sole_label) admit.SetSelectedLabel(label);
-  TopK mine(options.k);
   const uint64_t list = std::max(options.list_size, options.k);
   bool scan = count <= ScanPerListEntry(dim, sole_label && segment.HasLabelGraphs(count)) * list;
+  if (selected == nullptr && !scan) {
+    own.Reset(n);
+    for (const uint32_t node : postings) own.Set(node);  // Load checked: node < n
+    selected = &own;
+  }
+  // Without `selected` (a posting list scanned) the filter is asked per
+  // node the scan admits.
+  admit.SetRecordFilter(&filter, regions, selected);
+  if (sole_label && selected != nullptr) admit.SetSelectedLabel(label);
+  TopK mine(options.k);
   if (!scan) {
     SearchOptions walk = options;
     if (!segment.walks_filtered()) {
@@ -106,7 +120,10 @@ absl::Status SearchSegmentFiltered(const Segment& segment, uint32_t dim, const f
   }
   if (scan) {
     ++stats->filter_scanned;
-    SHOAL_RETURN_IF_ERROR(segment.ScanNodes(query, options, *selected, admit, &mine, stats));
+    SHOAL_RETURN_IF_ERROR(
+        selected == nullptr
+            ? segment.ScanNodeList(query, options, postings, admit, &mine, stats)
+            : segment.ScanNodes(query, options, *selected, admit, &mine, stats));
   }
   for (const Neighbor& nb : mine.Take()) top->Push(nb.id, nb.distance);
   return absl::OkStatus();
