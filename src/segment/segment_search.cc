@@ -532,7 +532,7 @@ absl::Status SegmentReader::SearchCoded(const float* query, const SearchOptions&
   SearchScratch* s = lease.get();
   s->sq8.Reset(*sq8_, header_.metric, query);
   WalkCounts counts;
-  const graph::SubsetGraph* subset = SubsetFor(admit);
+  const graph::SubsetGraph* subset = admit.selected() == nullptr ? nullptr : SubsetFor(admit);
   if (subset != nullptr && stats != nullptr) ++stats->filter_label_graph_walks;
   // A label graph starts its walk near the query by itself (its members
   // near the closest entry points); without one, a graph with entry points
