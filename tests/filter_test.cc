@@ -355,6 +355,45 @@ TEST_P(FilteredSearchTest, WalksForOneLabelFollowAGraphOfItsNodes) {
   ExpectExact(Filter::AllLabels({3}), [](uint64_t id) { return !Plain(id) && id % 100 == 0; });
 }
 
+// Labels refused a graph (here: each on half the nodes) take no room: after
+// more of them than a segment keeps graphs, a label on a tenth still gets
+// one.
+TEST(LabelGraphTest, RefusedLabelsLeaveRoomForAGraph) {
+  TempDir dir;
+  Options o = DefaultOptions(0);
+  o.compaction.automatic = false;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DB> db, DB::Open(o, dir.path()));
+  CollectionOptions co;
+  co.dim = kDim;
+  co.shard_count = 1;
+  ASSERT_OK(db->CreateCollection(kName, co));
+  constexpr uint32_t kHalves = 70;  // > SegmentReader::kMaxLabelGraphs (64)
+  std::mt19937_64 rng(7);
+  for (uint64_t id = 0; id < kCount; ++id) {
+    std::vector<uint32_t> labels;
+    if (id % 10 == 0) labels.push_back(1);
+    for (uint32_t l = 0; l < kHalves; ++l) {
+      if (rng() % 2 == 0) labels.push_back(100 + l);
+    }
+    ASSERT_OK(db->Put(kName, Record{id, VectorOf(id, 0), labels, {}, {}}));
+  }
+  ASSERT_OK(db->Flush());
+  const ForcedPlan walk(0);
+  auto label_graph_walks = [&](uint32_t label) -> uint64_t {
+    const Filter filter = Filter::AnyLabel({label});
+    SearchStats stats;
+    SearchOptions so;
+    so.k = 10;
+    so.filter = &filter;
+    so.stats = &stats;
+    EXPECT_OK(db->Search(kName, VectorOf(3000000, 0), so).status());
+    EXPECT_GT(stats.filter_walked, 0u);
+    return stats.filter_label_graph_walks;
+  };
+  for (uint32_t l = 0; l < kHalves; ++l) EXPECT_EQ(label_graph_walks(100 + l), 0u);
+  EXPECT_GT(label_graph_walks(1), 0u);
+}
+
 TEST_P(FilteredSearchTest, WalksAndScansSkipHiddenVersionsAndStillAnswerK) {
   // Every id of label 2 (a tenth) rewritten with a new vector after the
   // flush, and half of label 1's deleted: the flushed segment's nodes for

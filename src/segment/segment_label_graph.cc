@@ -81,7 +81,7 @@ const graph::SubsetGraph* SegmentReader::LabelGraph(uint32_t label,
   };
   {
     MutexLock lock(&g.mu);
-    if (g.answered >= kMaxLabelGraphs) {  // no more: this label's answer is kept too
+    if (g.built.size() >= kMaxLabelGraphs) {  // no more: this label's answer is kept too
       slots()[index].store(Refused(), std::memory_order_release);
       return nullptr;
     }
@@ -96,10 +96,9 @@ const graph::SubsetGraph* SegmentReader::LabelGraph(uint32_t label,
   if (const graph::SubsetGraph* graph = slot.load(std::memory_order_relaxed)) {
     return graph == Refused() ? nullptr : graph;
   }
-  if (g.answered >= kMaxLabelGraphs || g.members + count > n) built = nullptr;  // no room
-  // A refusal is kept too: the segment does not change, so neither would
-  // the answer.
-  ++g.answered;
+  if (g.built.size() >= kMaxLabelGraphs || g.members + count > n) built = nullptr;  // no room
+  // A refusal is kept too (and costs no room): the segment does not
+  // change, so neither would the answer.
   if (built == nullptr) {
     slot.store(Refused(), std::memory_order_release);
     return nullptr;

@@ -64,7 +64,7 @@ class SegmentReader final : public SegmentFile {
   // segment's graph the first time a search asks for it (in that search),
   // then kept while the segment lives. Null, and the walk gathers its
   // matches step by step as before, for a label more than a quarter of the
-  // nodes have, once kMaxLabelGraphs labels were asked for, once the
+  // nodes have, once kMaxLabelGraphs graphs were built, once the
   // graphs built hold as many members as the segment has nodes (their RAM,
   // 4 * (n + 65 * members) bytes at R 64, is then at most about the
   // graph's own), or when a block fails its checks (the walk then reports
@@ -256,7 +256,6 @@ class SegmentReader final : public SegmentFile {
     mutable Mutex mu;  // util/mutex.h: TSan sees it
     std::unique_ptr<std::atomic<const graph::SubsetGraph*>[]> slots_owner ABSL_GUARDED_BY(mu);
     std::vector<std::unique_ptr<const graph::SubsetGraph>> built ABSL_GUARDED_BY(mu);
-    size_t answered ABSL_GUARDED_BY(mu) = 0;  // labels built or refused
     size_t members ABSL_GUARDED_BY(mu) = 0;   // in the graphs built
   };
   // The slot value of a refused label.
