@@ -90,7 +90,7 @@ const graph::SubsetGraph* SegmentReader::LabelGraph(uint32_t label,
   // that ask at once may both build it, and the first kept is used.
   const size_t count = members.Count();
   std::unique_ptr<const graph::SubsetGraph> built;
-  if (HasLabelGraphs(count)) built = BuildLabelGraph(members);
+  if (HasLabelGraphs(count)) built = BuildLabelGraph(members, count);
   MutexLock lock(&g.mu);
   std::atomic<const graph::SubsetGraph*>& slot = slots()[index];
   if (const graph::SubsetGraph* graph = slot.load(std::memory_order_relaxed)) {
@@ -110,11 +110,11 @@ const graph::SubsetGraph* SegmentReader::LabelGraph(uint32_t label,
 }
 
 std::unique_ptr<const graph::SubsetGraph> SegmentReader::BuildLabelGraph(
-    const BitSet& members) const {
+    const BitSet& members, size_t count) const {
   const NodeLayout& layout = header_.layout;
   const size_t n = header_.vector_count;
   const uint32_t degree = LabelGraphDegree(layout.max_degree);
-  auto out = std::make_unique<graph::SubsetGraph>(n, members.Count(), degree);
+  auto out = std::make_unique<graph::SubsetGraph>(n, count, degree);
   // seen[v] == u + 1: v was met while gathering u's list.
   std::vector<uint32_t> seen(n, 0);
   std::vector<uint32_t> list;

@@ -134,12 +134,12 @@ class SegmentReader final : public SegmentFile {
   void ChooseEntryPoints();
   // Groups the entry points (entry_group_begin_, entry_group_codes_).
   void GroupEntryPoints();
-  // Calls scan(begin, end) for the ranges of entry_points_ in the `wanted`
-  // groups whose centres are closest to `query` (all of them in one call
-  // when there are no more groups); counts the centres' distances.
+  // Calls scan(begin, end) for the ranges of entry_points_ in the groups
+  // whose centres are closest to `query` (kEntryGroupsScanned of them; all
+  // in one call when there are no more); counts the centres' distances.
   struct WalkCounts;
   template <class Scan>
-  void ForClosestEntryGroups(const codes::Sq8Query& query, size_t wanted, WalkCounts* counts,
+  void ForClosestEntryGroups(const codes::Sq8Query& query, WalkCounts* counts,
                              const Scan& scan) const;
   struct CodeNavigator;
   template <Metric kMetric>
@@ -182,8 +182,10 @@ class SegmentReader final : public SegmentFile {
   // The label graph a filtered search may walk (LabelGraph of
   // admit.selected_label()), or null.
   const graph::SubsetGraph* SubsetFor(const AnswerFilter& admit) const;
-  // Builds LabelGraph's graph; null when a block fails its checks.
-  std::unique_ptr<const graph::SubsetGraph> BuildLabelGraph(const BitSet& members) const;
+  // Builds LabelGraph's graph of `members` (`count` of them); null when a
+  // block fails its checks.
+  std::unique_ptr<const graph::SubsetGraph> BuildLabelGraph(const BitSet& members,
+                                                            size_t count) const;
   // A filtered walk on codes in a graph with entry points (clusters the
   // medoid's walks miss): first an unfiltered walk at a short list finds
   // the query's part of the graph, then the filtered walk starts from the

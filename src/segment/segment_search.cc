@@ -312,7 +312,7 @@ absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions&
       if (from_entries) {
         std::vector<std::pair<float, uint32_t>>& closest = s->closest;
         closest.clear();
-        ForClosestEntryGroups(navigate.query, kEntryGroupsScanned, counts,
+        ForClosestEntryGroups(navigate.query, counts,
                               [&](size_t begin, size_t end) {
           // Four codes at a time (they lie side by side).
           const uint8_t* codes[4];
@@ -377,7 +377,7 @@ absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions&
           entry_points_, entry_point_codes_.data(), header_.code_bytes, begin, end,
           [&](const uint8_t* code) { return navigate.query.Distance(code); }, &s->visited, &list);
     };
-    ForClosestEntryGroups(navigate.query, kEntryGroupsScanned, counts, scan);
+    ForClosestEntryGroups(navigate.query, counts, scan);
   }
   while (true) {
     // The beam: up to beam_width closest unexpanded candidates among the
@@ -460,20 +460,19 @@ absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions&
 }
 
 template <class Scan>
-void SegmentReader::ForClosestEntryGroups(const Sq8Query& query, size_t wanted,
-                                          WalkCounts* counts, const Scan& scan) const {
+void SegmentReader::ForClosestEntryGroups(const Sq8Query& query, WalkCounts* counts,
+                                          const Scan& scan) const {
   const size_t groups = entry_group_begin_.empty() ? 0 : entry_group_begin_.size() - 1;
-  if (groups <= wanted) {
+  if (groups <= kEntryGroupsScanned) {
     scan(0, entry_points_.size());
     return;
   }
   std::pair<float, uint32_t> best[kEntryGroupsScanned];
-  wanted = std::min(wanted, kEntryGroupsScanned);
   size_t kept = 0;
   const uint8_t* code = entry_group_codes_.data();
   for (uint32_t g = 0; g < groups; ++g, code += header_.code_bytes) {
     const float d = query.Distance(code);
-    if (kept < wanted) {
+    if (kept < kEntryGroupsScanned) {
       best[kept++] = {d, g};
     } else if (d < best[kept - 1].first) {
       best[kept - 1] = {d, g};
