@@ -36,10 +36,13 @@ bool CpuHasAvx512() {
          __builtin_cpu_supports("avx512vl");
 }
 
+bool CpuHasAvx512Vnni() { return CpuHasAvx512() && __builtin_cpu_supports("avx512vnni"); }
+
 std::vector<const DistanceKernels*> AvailableKernelSets() {
   std::vector<const DistanceKernels*> sets = {&ScalarKernels()};
   if (CpuHasAvx2()) sets.push_back(&Avx2Kernels());
   if (CpuHasAvx512()) sets.push_back(&Avx512Kernels());
+  if (CpuHasAvx512Vnni()) sets.push_back(&Avx512VnniKernels());
   return sets;
 }
 
@@ -522,17 +525,16 @@ TEST(DistanceTest, DotBytesOfOneAndOfFourCodesReadNoByteOrWeightPastTheEnd) {
 }
 
 TEST(DistanceTest, KernelsPicksBestIsaUnlessForcedLowerNeverOneCpuLacks) {
-  const std::string best =
-      CpuHasAvx512() ? "avx512" : (CpuHasAvx2() ? "avx2" : "scalar");
-  std::string expected = best;
+  // In rising order; the expected choice is min(forced, best).
+  const std::vector<std::string> order = {"scalar", "avx2", "avx512", "avx512vnni"};
+  const size_t best = CpuHasAvx512Vnni() ? 3 : CpuHasAvx512() ? 2 : CpuHasAvx2() ? 1 : 0;
+  size_t expected = best;
   const char* forced = std::getenv("SHOAL_FORCE_ISA");
-  if (forced != nullptr && std::string(forced) == "scalar") {
-    expected = "scalar";
-  } else if (forced != nullptr && std::string(forced) == "avx2" &&
-             best == "avx512") {
-    expected = "avx2";
+  if (forced != nullptr) {
+    const auto it = std::find(order.begin(), order.end(), std::string(forced));
+    if (it != order.end()) expected = std::min(best, static_cast<size_t>(it - order.begin()));
   }
-  EXPECT_EQ(std::string(Kernels().isa), expected)
+  EXPECT_EQ(std::string(Kernels().isa), order[expected])
       << "SHOAL_FORCE_ISA=" << (forced ? forced : "(unset)");
 }
 

@@ -142,7 +142,7 @@ constexpr DistanceKernels kScalarKernels = {"scalar",
 // ---- Dispatch ----
 
 // Ordered: a forced ISA caps the choice at min(forced, best supported).
-enum class Isa { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
+enum class Isa { kScalar = 0, kAvx2 = 1, kAvx512 = 2, kAvx512Vnni = 3 };
 
 // The best ISA this CPU can run. libgcc's feature bits also check (XGETBV)
 // that the OS saves the YMM/ZMM registers, so "supported" means "usable".
@@ -157,12 +157,12 @@ Isa BestSupportedIsa() {
       __builtin_cpu_supports("avx512dq") &&
       __builtin_cpu_supports("avx512bw") &&
       __builtin_cpu_supports("avx512vl")) {
-    return Isa::kAvx512;
+    return __builtin_cpu_supports("avx512vnni") ? Isa::kAvx512Vnni : Isa::kAvx512;
   }
   return avx2 ? Isa::kAvx2 : Isa::kScalar;
 }
 
-// SHOAL_FORCE_ISA=scalar|avx2|avx512 lowers the choice (for tests and
+// SHOAL_FORCE_ISA=scalar|avx2|avx512|avx512vnni lowers the choice (for tests and
 // benchmarks); it never raises it above what the CPU has, since that would
 // die with SIGILL. Other values are ignored.
 Isa ChooseIsa() {
@@ -176,6 +176,8 @@ Isa ChooseIsa() {
     wanted = Isa::kAvx2;
   } else if (std::strcmp(forced, "avx512") == 0) {
     wanted = Isa::kAvx512;
+  } else if (std::strcmp(forced, "avx512vnni") == 0) {
+    wanted = Isa::kAvx512Vnni;
   } else {
     return best;
   }
@@ -184,6 +186,8 @@ Isa ChooseIsa() {
 
 const DistanceKernels& KernelsFor(Isa isa) {
   switch (isa) {
+    case Isa::kAvx512Vnni:
+      return Avx512VnniKernels();
     case Isa::kAvx512:
       return Avx512Kernels();
     case Isa::kAvx2:

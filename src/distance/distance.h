@@ -67,7 +67,7 @@ using QuantizeScaledFn = void (*)(const float* q, const float* scale, double inv
                                   double most, size_t dim, int16_t* out);
 
 struct DistanceKernels {
-  const char* isa;          // "scalar", "avx2" or "avx512"
+  const char* isa;          // "scalar", "avx2", "avx512" or "avx512vnni"
   DistanceFn l2_squared;    // sum (a_i - b_i)^2
   DistanceFn dot;           // sum a_i * b_i
   BatchDistanceFn l2_squared_batch;
@@ -79,7 +79,7 @@ struct DistanceKernels {
   QuantizeScaledFn quantize_scaled;
 };
 
-// The best kernels this CPU supports. SHOAL_FORCE_ISA=scalar|avx2|avx512 in
+// The best kernels this CPU supports. SHOAL_FORCE_ISA=scalar|avx2|avx512|avx512vnni in
 // the environment overrides the choice (never picking an unsupported ISA).
 const DistanceKernels& Kernels();
 

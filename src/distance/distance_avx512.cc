@@ -151,10 +151,85 @@ int32_t DotBytesAvx512(const int16_t* w, const uint8_t* c, size_t dim) {
   return _mm_cvtsi128_si32(sum);
 }
 
+// Code k's 16 lanes folded to 8, then distance_avx2.cc's horizontal adds:
+// hadd twice leaves code k's sums of lanes 0-3 and 4-7 in lane k of the low
+// and high halves.
+inline void StoreFourSums(const __m512i acc[4], int32_t out[4]) {
+  __m256i half[4];
+  for (int k = 0; k < 4; ++k) {
+    half[k] = _mm256_add_epi32(_mm512_maskz_extracti32x8_epi32(0xff, acc[k], 0),
+                               _mm512_maskz_extracti32x8_epi32(0xff, acc[k], 1));
+  }
+  const __m256i sums = _mm256_hadd_epi32(_mm256_hadd_epi32(half[0], half[1]),
+                                         _mm256_hadd_epi32(half[2], half[3]));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out),
+                   _mm_add_epi32(_mm256_castsi256_si128(sums), _mm256_extracti128_si256(sums, 1)));
+}
+
+// The last dim % 32 bytes of code k widened to 16 bits; masked-off lanes
+// are not read (nothing past c[dim - 1]) and load as 0.
+inline __m512i TailBytes(const uint8_t* c, __mmask32 mask) {
+  return _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(mask, c));
+}
+inline __m512i Bytes(const uint8_t* c) {
+  return _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(c)));
+}
+inline __mmask32 TailMask32(size_t rem) {
+  return static_cast<__mmask32>((uint64_t{1} << rem) - 1);
+}
+
+// Four codes against one load of the weights, as in distance_avx2.cc, 32
+// lanes wide. Integer sums: exact in any order, so the same as the scalar
+// kernel's.
+void DotBytesFourAvx512(const int16_t* w, const uint8_t* const c[4], size_t dim,
+                        int32_t out[4]) {
+  __m512i acc[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),
+                    _mm512_setzero_si512()};
+  size_t i = 0;
+  for (; i + 32 <= dim; i += 32) {
+    const __m512i weights = _mm512_loadu_si512(w + i);
+    for (int k = 0; k < 4; ++k) {
+      acc[k] = _mm512_add_epi32(acc[k], _mm512_madd_epi16(Bytes(c[k] + i), weights));
+    }
+  }
+  if (i < dim) {
+    const __mmask32 mask = TailMask32(dim - i);
+    const __m512i weights = _mm512_maskz_loadu_epi16(mask, w + i);
+    for (int k = 0; k < 4; ++k) {
+      acc[k] = _mm512_add_epi32(acc[k], _mm512_madd_epi16(TailBytes(c[k] + i, mask), weights));
+    }
+  }
+  StoreFourSums(acc, out);
+}
+
+// The same on AVX-512 VNNI: vpdpwssd multiplies, adds pairs and accumulates
+// in one instruction where vpmaddwd + vpaddd take two. The same sums: the
+// widened bytes (0-255) and the weights are int16, a pair's sum fits int32,
+// and the running sum wraps alike. Only this function is compiled for
+// VNNI (the file's flags stop at BW/DQ/VL, so that the compiler never
+// fuses the plain kernel's madd + add on a CPU without it).
+__attribute__((target("avx512vnni"))) void DotBytesFourAvx512Vnni(const int16_t* w,
+                                                                   const uint8_t* const c[4],
+                                                                   size_t dim, int32_t out[4]) {
+  __m512i acc[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),
+                    _mm512_setzero_si512()};
+  size_t i = 0;
+  for (; i + 32 <= dim; i += 32) {
+    const __m512i weights = _mm512_loadu_si512(w + i);
+    for (int k = 0; k < 4; ++k) acc[k] = _mm512_dpwssd_epi32(acc[k], Bytes(c[k] + i), weights);
+  }
+  if (i < dim) {
+    const __mmask32 mask = TailMask32(dim - i);
+    const __m512i weights = _mm512_maskz_loadu_epi16(mask, w + i);
+    for (int k = 0; k < 4; ++k) {
+      acc[k] = _mm512_dpwssd_epi32(acc[k], TailBytes(c[k] + i, mask), weights);
+    }
+  }
+  StoreFourSums(acc, out);
+}
+
 // The SQ8 query's kernels are AVX2's: a query is reset once per segment,
-// and 4 doubles a step already make it a small share of a search. So is
-// the four codes' sum: at 128-384 dimensions a 32-lane loop would run
-// 4-12 steps, and the sums' horizontal adds are the same either way.
+// and 4 doubles a step already make it a small share of a search.
 constexpr DistanceKernels kAvx512Kernels = {"avx512",
                                              &L2SquaredAvx512,
                                              &DotAvx512,
@@ -162,12 +237,25 @@ constexpr DistanceKernels kAvx512Kernels = {"avx512",
                                              &BatchImpl<DotImpl>,
                                              &L2SquaredFourAvx512,
                                              &DotBytesAvx512,
-                                             &DotBytesFourAvx2,
+                                             &DotBytesFourAvx512,
                                              &ScaledSumsAvx2,
                                              &QuantizeScaledAvx2};
+
+// The same with the four codes' sums on VNNI, the kernel of every hop.
+constexpr DistanceKernels kAvx512VnniKernels = {"avx512vnni",
+                                                 &L2SquaredAvx512,
+                                                 &DotAvx512,
+                                                 &BatchImpl<L2SquaredImpl>,
+                                                 &BatchImpl<DotImpl>,
+                                                 &L2SquaredFourAvx512,
+                                                 &DotBytesAvx512,
+                                                 &DotBytesFourAvx512Vnni,
+                                                 &ScaledSumsAvx2,
+                                                 &QuantizeScaledAvx2};
 
 }  // namespace
 
 const DistanceKernels& Avx512Kernels() { return kAvx512Kernels; }
+const DistanceKernels& Avx512VnniKernels() { return kAvx512VnniKernels; }
 
 }  // namespace shoal

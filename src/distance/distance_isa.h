@@ -4,8 +4,9 @@
 // (distance_avx2.cc, distance_avx512.cc). Internal to src/distance and tests.
 //
 // REQUIRES: call Avx2Kernels() only when the CPU has AVX2 and FMA, and
-// Avx512Kernels() only when it has those and AVX-512 F/DQ/BW/VL; anything else
-// dies with SIGILL. Kernels() in distance.cc does this check.
+// Avx512Kernels() only when it has those and AVX-512 F/DQ/BW/VL, and
+// Avx512VnniKernels() only when it also has AVX-512 VNNI; anything else dies
+// with SIGILL. Kernels() in distance.cc does this check.
 //
 // Why this header includes no <immintrin.h>: the ISA files are compiled with
 // -mavx2 / -mavx512f, and an inline function they share with other files may
@@ -23,9 +24,11 @@ namespace shoal {
 // runs at program start, so linking it in is safe on any x86-64 CPU.
 const DistanceKernels& Avx2Kernels();
 const DistanceKernels& Avx512Kernels();
+const DistanceKernels& Avx512VnniKernels();  // Avx512Kernels(), four codes on VNNI
 
 // The AVX2 kernels of an SQ8 query's sums and weights and of four codes'
-// sums (distance.h), which the AVX-512 set uses too. Same REQUIRES as Avx2Kernels().
+// sums (distance.h); the AVX-512 sets use the first two. Same REQUIRES as
+// Avx2Kernels().
 void DotBytesFourAvx2(const int16_t* w, const uint8_t* const c[4], size_t dim,
                       int32_t out[4]);
 void ScaledSumsAvx2(const float* q, const float* lo, const float* scale, size_t dim,
