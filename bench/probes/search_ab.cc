@@ -30,6 +30,8 @@ ABSL_FLAG(std::string, dir, "/dev/shm/shoal-search-ab", "the database (bulk load
 ABSL_FLAG(std::string, lists, "10,20,40", "list sizes");
 ABSL_FLAG(double, seconds, 2.0, "time a list size");
 ABSL_FLAG(size_t, queries, 1000, "queries");
+ABSL_FLAG(uint64_t, one_graph_max_vectors, shoal::CompactionOptions{}.one_graph_max_vectors,
+          "CompactionOptions::one_graph_max_vectors of a fresh bulk load");
 
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
@@ -47,11 +49,17 @@ int main(int argc, char** argv) {
   o.default_collection.metric = metric;
   o.default_collection.shard_count = 2;
   o.compaction.automatic = false;
+  o.compaction.one_graph_max_vectors = absl::GetFlag(FLAGS_one_graph_max_vectors);
   const std::string dir = absl::GetFlag(FLAGS_dir);
   const bool fresh = !std::filesystem::exists(dir);
   absl::StatusOr<std::unique_ptr<shoal::DB>> db = shoal::DB::Open(o, dir);
   if (!db.ok()) return 1;
-  if (fresh && !(*db)->BulkLoad(data.ids, data.base).ok()) return 1;
+  if (fresh) {
+    const auto start = std::chrono::steady_clock::now();
+    if (!(*db)->BulkLoad(data.ids, data.base).ok()) return 1;
+    std::printf("bulk load: %.2f s\n",
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
   const auto knn = shoal_bench::ExactKnnFloat(
       shoal_bench::MatrixView{data.base.data(), data.size(), dim},
       shoal_bench::MatrixView{data.queries.data(), nq, dim}, metric, k, 0, nullptr);

@@ -99,6 +99,19 @@ class BuildDistance {
   size_t code_bytes_ = 0;
 };
 
+// The build distance from one point to others, by their vectors: the
+// Walk's distance when there are no codes.
+class FloatBuildQuery {
+ public:
+  FloatBuildQuery(const BuildDistance& distance, uint32_t p) : distance_(distance), p_(p) {}
+  float operator()(uint32_t v) const { return distance_(p_, v); }
+  void Four(const uint32_t v[4], float out[4]) const { distance_.DistancesToFour(p_, v, out); }
+
+ private:
+  const BuildDistance& distance_;
+  const uint32_t p_;
+};
+
 // The build distance from one point to others, through their SQ8 codes: the
 // squared L2 from p's full vector to each one's decoded vector (plus the
 // lift's term for kInnerProduct). Per thread; Reset for each point.
@@ -110,8 +123,18 @@ class CodedBuildQuery {
     query_.Reset(distance.sq8(), Metric::kL2, distance.row(p));
     lift_ = distance.lift(p);
   }
-  float operator()(uint32_t v) const {
-    float d = query_.Distance(distance_->code(v));
+  float operator()(uint32_t v) const { return AddLiftTerm(query_.Distance(distance_->code(v)), v); }
+  // out[k] = (*this)(v[k]) bit for bit, four codes a call (Sq8Query's
+  // DistanceFour).
+  void Four(const uint32_t v[4], float out[4]) const {
+    const uint8_t* codes[4] = {distance_->code(v[0]), distance_->code(v[1]),
+                               distance_->code(v[2]), distance_->code(v[3])};
+    query_.DistanceFour(codes, out);
+    for (size_t k = 0; k < 4; ++k) out[k] = AddLiftTerm(out[k], v[k]);
+  }
+
+ private:
+  float AddLiftTerm(float d, uint32_t v) const {
     if (distance_->lifted()) {
       const float t = lift_ - distance_->lift(v);
       d += t * t;
@@ -119,7 +142,6 @@ class CodedBuildQuery {
     return d;
   }
 
- private:
   const BuildDistance* distance_ = nullptr;
   codes::Sq8Query query_;
   float lift_ = 0;

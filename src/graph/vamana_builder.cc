@@ -258,7 +258,7 @@ void VamanaBuilder::RunPass(const std::vector<uint32_t>& order, ThreadPool* pool
 
 void VamanaBuilder::Search(uint32_t p, Scratch* s) {
   if (!distance_.has_codes()) {
-    Walk(p, [&](uint32_t v) { return distance_(p, v); }, /*codes=*/false, s);
+    Walk(p, FloatBuildQuery(distance_, p), /*codes=*/false, s);
     return;
   }
   s->coded.Reset(distance_, p);
@@ -310,12 +310,24 @@ void VamanaBuilder::Walk(uint32_t p, const DistanceToP& distance, bool codes, Sc
       marks[v] = epoch;
     }
     s->todo.resize(m);
-    for (size_t j = 0; j < std::min(m, kPrefetchAhead); ++j) prefetch(s->todo[j]);
-    for (size_t j = 0; j < m; ++j) {
-      if (j + kPrefetchAhead < m) prefetch(s->todo[j + kPrefetchAhead]);
-      const uint32_t v = s->todo[j];
-      const float d = distance(v);
-      if (list.Accepts(d)) list.Insert(d, v);
+    // Four distances a call (one pass over the query for four codes), the
+    // next four prefetched meanwhile; inserted in the same order as one at
+    // a time, so the same graph.
+    for (size_t j = 0; j < std::min(m, kPrefetchAhead); ++j) prefetch(todo[j]);
+    size_t j = 0;
+    for (float d[4]; j + 4 <= m; j += 4) {
+      for (size_t a = j + kPrefetchAhead; a < std::min(m, j + kPrefetchAhead + 4); ++a) {
+        prefetch(todo[a]);
+      }
+      distance.Four(todo + j, d);
+      for (size_t k = 0; k < 4; ++k) {
+        if (list.Accepts(d[k])) list.Insert(d[k], todo[j + k]);
+      }
+    }
+    for (; j < m; ++j) {
+      if (j + kPrefetchAhead < m) prefetch(todo[j + kPrefetchAhead]);
+      const float d = distance(todo[j]);
+      if (list.Accepts(d)) list.Insert(d, todo[j]);
     }
     computed += m;
   }

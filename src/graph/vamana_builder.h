@@ -134,6 +134,8 @@ class VamanaBuilder {
   // s->expanded, with exact distances. With codes, the search navigates on
   // them and only the expanded nodes' distances are computed exactly.
   void Search(uint32_t p, Scratch* s);
+  // DistanceToP: FloatBuildQuery or CodedBuildQuery (one distance to p, or
+  // four).
   template <class DistanceToP>
   void Walk(uint32_t p, const DistanceToP& distance, bool codes, Scratch* s);
   // Adds p's list entries not yet marked in s->visited to s->pool; returns
