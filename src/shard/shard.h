@@ -435,7 +435,11 @@ class Shard {
   // Whether `id`, offered by source `i` of `view`, is its newest version:
   // neither the active memtable nor a source newer than i names it. A
   // lookup that fails returns false and sets *status (when still OK).
-  bool VisibleAt(const View& view, uint64_t id, size_t i, absl::Status* status) const;
+  // Without `check_active` the active memtable is not asked: for a search
+  // that found it empty when it searched it, and so answers as of then
+  // (a write since is not seen by either, so never half seen).
+  bool VisibleAt(const View& view, uint64_t id, size_t i, absl::Status* status,
+                 bool check_active = true) const;
 
   // ---- shard_recovery.cc ----
   absl::Status OpenSegments();

@@ -97,9 +97,9 @@ absl::Status SearchSegmentFiltered(const Segment& segment, uint32_t dim, const f
     for (const uint32_t node : postings) own.Set(node);  // Load checked: node < n
     selected = &own;
   }
-  // Without `selected` (a posting list scanned) the filter is asked per
-  // node the scan admits.
-  admit.SetRecordFilter(&filter, regions, selected);
+  // Without `selected` a sole label's posting list is scanned: every node
+  // it lists matches, so only visibility is asked.
+  admit.SetRecordFilter(selected == nullptr ? nullptr : &filter, regions, selected);
   if (sole_label && selected != nullptr) admit.SetSelectedLabel(label);
   TopK mine(options.k);
   if (!scan) {
@@ -269,12 +269,13 @@ std::vector<Shard::ExportView> Shard::TakeExportViews(std::span<const Shard* con
   return views;
 }
 
-bool Shard::VisibleAt(const View& view, uint64_t id, size_t i, absl::Status* status) const {
+bool Shard::VisibleAt(const View& view, uint64_t id, size_t i, absl::Status* status,
+                      bool check_active) const {
   // An id offered by older source i is hidden when the active memtable or a
   // source newer than i holds it (as a vector or a tombstone). A lookup that
   // fails (a damaged segment) hides the id and fails the search.
-  const float* v;
-  {
+  if (check_active) {
+    const float* v;
     ReaderMutexLock lock(&mu_);  // the active memtable takes writes
     if (view.active->Get(id, &v) != MemTable::Lookup::kAbsent) return false;
   }
@@ -289,8 +290,13 @@ absl::Status Shard::Search(const View& view, const float* query, const SearchOpt
   timing::Scope timing("search",
                        "collection,shard,k,list_size,sources(kind:us:hops:distances:sectors)");
   std::string sources;  // with timing: "kind:us:hops:distances:sectors;..."
+  // Whether the active memtable held nothing when searched: then the older
+  // sources' offers need not take the lock to look there (VisibleAt), as
+  // after a bulk load or a flush with no writes since.
+  bool active_empty;
   {
     ReaderMutexLock lock(&mu_);
+    active_empty = view.active->empty();
     // The active memtable is the newest source: nothing hides its vectors.
     if (filter == nullptr) {
       view.active->Search(metric(), query, top);
@@ -304,7 +310,9 @@ absl::Status Shard::Search(const View& view, const float* query, const SearchOpt
   }
   const SourceSnapshot& older = view.older;
   absl::Status lookup_status;
-  auto visible = [&](uint64_t id, size_t i) { return VisibleAt(view, id, i, &lookup_status); };
+  auto visible = [&](uint64_t id, size_t i) {
+    return VisibleAt(view, id, i, &lookup_status, /*check_active=*/!active_empty);
+  };
   // Several segments share the work of one list: each is searched with a
   // list in proportion to its size against the largest (at least k, or L
   // when L is below k: the smaller segments are not searched harder). The
