@@ -79,6 +79,12 @@ namespace {
 
 // Vectors this many positions ahead of the one being compared are prefetched.
 constexpr size_t kPrefetchAhead = 4;
+// A hop's codes this many ahead of the four being scored are prefetched:
+// three groups of four. A code arrives in the time three groups take
+// (embed, 384-d codes of 6 lines: 8-11% more QPS than 4 ahead, 12 to 24
+// and the whole hop at once all close; medium's 256-d codes unchanged;
+// docs/performance.md, "Kernels and prefetch").
+constexpr size_t kCodePrefetchAhead = 12;
 
 thread_local SearchScratch tls_scratch;
 
@@ -431,8 +437,8 @@ absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions&
         marks[v] = epoch;
       }
     }
-    for (size_t j = 0; j < std::min(m, kPrefetchAhead); ++j) navigate.Prefetch(todo[j]);
     if constexpr (Navigator::kReadsRecord) {
+      for (size_t j = 0; j < std::min(m, kPrefetchAhead); ++j) navigate.Prefetch(todo[j]);
       for (size_t j = 0; j < m; ++j) {
         if (j + kPrefetchAhead < m) navigate.Prefetch(todo[j + kPrefetchAhead]);
         SHOAL_RETURN_IF_ERROR(offer(todo[j]));
@@ -444,9 +450,10 @@ absl::Status SegmentReader::Walk(const Navigator& navigate, const SearchOptions&
       // next.
       s->scores.resize(m);
       float* scores = s->scores.data();
+      for (size_t j = 0; j < std::min(m, kCodePrefetchAhead); ++j) navigate.Prefetch(todo[j]);
       size_t j = 0;
       for (; j + 4 <= m; j += 4) {
-        for (size_t p = j + kPrefetchAhead; p < std::min(m, j + kPrefetchAhead + 4); ++p) {
+        for (size_t p = j + kCodePrefetchAhead; p < std::min(m, j + kCodePrefetchAhead + 4); ++p) {
           navigate.Prefetch(todo[p]);
         }
         navigate.Four(todo + j, scores + j);
