@@ -274,16 +274,12 @@ constexpr DistanceKernels kAvx512Kernels = {"avx512",
                                              &QuantizeScaledAvx2};
 
 // The same with the four codes' sums on VNNI, the kernel of every hop.
-constexpr DistanceKernels kAvx512VnniKernels = {"avx512vnni",
-                                                 &L2SquaredAvx512,
-                                                 &DotAvx512,
-                                                 &BatchImpl<L2SquaredImpl>,
-                                                 &BatchImpl<DotImpl>,
-                                                 &L2SquaredFourAvx512,
-                                                 &DotBytesAvx512,
-                                                 &DotBytesFourAvx512Vnni,
-                                                 &ScaledSumsAvx2,
-                                                 &QuantizeScaledAvx2};
+constexpr DistanceKernels WithVnniFourCodes(DistanceKernels kernels) {
+  kernels.isa = "avx512vnni";
+  kernels.dot_bytes_four = &DotBytesFourAvx512Vnni;
+  return kernels;
+}
+constexpr DistanceKernels kAvx512VnniKernels = WithVnniFourCodes(kAvx512Kernels);
 
 }  // namespace
 
