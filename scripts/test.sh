@@ -33,7 +33,7 @@ cmake --build build-tsan -j "$jobs" --target concurrency_test wal_test stress_te
   checkpoint_test reader_test
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir build-tsan --output-on-failure -j "$jobs" \
-  -R '^(ConcurrencyTest|ConcurrencyDropTest|ConcurrencyInPlaceTest|Storage/FilteredConcurrencyTest|EveryFsyncPolicy/ConcurrencyTest|WalTest|StressTest|DirectIoLogDbTest|CompactionTest|SegmentMergeTest|DiskSegmentConcurrencyTest|DiskDbShardsTest|ThreadPoolTest|Storage/ReadQueueTest|StorageAndGraphs/ExportTest\.(Concurrent|Later)|All/CheckpointTest\.(ConcurrentWriters|DropCollectionWaits)|ReaderTest|ReaderConcurrencyTest)'
+  -R '^(ConcurrencyTest|ConcurrencyDropTest|ConcurrencyInPlaceTest|Storage/FilteredConcurrencyTest|LabelGraphConcurrencyTest|EveryFsyncPolicy/ConcurrencyTest|WalTest|StressTest|DirectIoLogDbTest|CompactionTest|SegmentMergeTest|DiskSegmentConcurrencyTest|DiskDbShardsTest|ThreadPoolTest|Storage/ReadQueueTest|StorageAndGraphs/ExportTest\.(Concurrent|Later)|All/CheckpointTest\.(ConcurrentWriters|DropCollectionWaits)|ReaderTest|ReaderConcurrencyTest)'
 
 # Fuzzing: libFuzzer targets (tests/fuzz/) built with clang + ASan/UBSan, each
 # run for a fixed number of inputs from the committed seed corpus. New inputs

@@ -35,6 +35,7 @@
 #include "shoal/filter.h"
 #include "shoal/options.h"
 #include "shoal/record.h"
+#include "shard/filter_plan.h"
 #include "testutil/sanitized.h"
 #include "testutil/temp_dir.h"
 
@@ -909,6 +910,77 @@ TEST_P(FilteredConcurrencyTest, FilteredSearchesHonourTheFilterWhileWritesFlushA
 TEST_P(FilteredConcurrencyTest,
        DISABLED_FilteredSearchesFindIdsWhileTheyAreOverwrittenWithTheSameLabels) {
   Run(/*count_overwritten=*/true);
+}
+
+// Label graphs are built on the DB's pool after a search asks for one,
+// while searches for every label go on from three threads and a writer
+// flushes and compacts (merges drop the segments whose builds are queued or
+// running; TSan watches the slots, the queue and the publication). Every
+// answer holds k ids of its label alone, and the graphs get used.
+TEST(LabelGraphConcurrencyTest, SearchesBuildsAndMergesRunTogether) {
+  TempDir dir;
+  Options options = DefaultOptions(kDim, Metric::kL2, 2);
+  options.compaction.one_graph_max_vectors = 0;  // a segment a shard: more builds
+  options.worker_threads = 2;
+  ASSERT_OK_AND_ASSIGN(auto db, DB::Open(options, dir.path()));
+  constexpr uint32_t kLabels = 10;  // a tenth each: every label gets a graph
+  auto put_range = [&](uint64_t begin, uint64_t end) -> absl::Status {
+    std::mt19937 rng(static_cast<uint32_t>(begin));
+    std::normal_distribution<float> gauss;
+    std::vector<std::vector<float>> vectors;
+    std::vector<uint32_t> labels;
+    for (uint64_t id = begin; id < end; ++id) {
+      vectors.emplace_back(kDim);
+      for (float& x : vectors.back()) x = gauss(rng);
+      labels.push_back(static_cast<uint32_t>(id % kLabels));
+    }
+    std::vector<Record> records;
+    for (uint64_t id = begin; id < end; ++id) {
+      records.push_back(Record{id, vectors[id - begin], {&labels[id - begin], 1}, {}, {}});
+    }
+    return db->PutBatch(records);
+  };
+  ASSERT_OK(put_range(0, 4000));
+  ASSERT_OK(db->Flush());
+  struct Walk {  // every filtered segment walked, none scanned
+    Walk() { FilterScanCost() = 0; }
+    ~Walk() { FilterScanCost() = kDefaultFilterScanCost; }
+  } walk;
+  std::atomic<bool> done{false};
+  std::atomic<uint64_t> graph_walks{0};
+  std::vector<std::thread> searchers;
+  for (int t = 0; t < 3; ++t) {
+    searchers.emplace_back([&, t] {
+      std::mt19937 rng(100 + t);
+      std::normal_distribution<float> gauss;
+      std::vector<float> query(kDim);
+      for (int i = 0; !done.load() || i < 50; ++i) {
+        const uint32_t label = static_cast<uint32_t>(rng() % kLabels);
+        const Filter filter = Filter::AnyLabel({label});
+        for (float& x : query) x = gauss(rng);
+        SearchStats stats;
+        SearchOptions so;
+        so.k = 10;
+        so.filter = &filter;
+        so.stats = &stats;
+        absl::StatusOr<std::vector<Neighbor>> found = db->Search(query, so);
+        ASSERT_OK(found.status());
+        ASSERT_EQ(found->size(), 10u);
+        for (const Neighbor& nb : *found) ASSERT_EQ(nb.id % kLabels, label) << nb.id;
+        graph_walks += stats.filter_label_graph_walks;
+      }
+    });
+  }
+  const int rounds = kSanitized ? 3 : 6;
+  for (int r = 0; r < rounds; ++r) {
+    ASSERT_OK(put_range(4000 + r * 500, 4500 + r * 500));
+    ASSERT_OK(db->Flush());
+    ASSERT_OK(db->Compact());
+  }
+  done = true;
+  for (std::thread& t : searchers) t.join();
+  EXPECT_GT(graph_walks.load(), 0u);
+  ASSERT_OK(db->Close());
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -36,6 +36,24 @@ TEST(ThreadPoolTest, EveryIndexRunsExactlyOnceAlsoWhenNested) {
   for (size_t i = 0; i < runs.size(); ++i) EXPECT_EQ(runs[i].load(), 1) << i;
 }
 
+// Schedule returns before its task runs (the task waits for the caller
+// here), and the destructor runs what is still queued.
+TEST(ThreadPoolTest, ScheduleReturnsAtOnceAndTheDestructorRunsWhatIsQueued) {
+  std::atomic<bool> go{false};
+  std::atomic<int> ran{0};
+  {
+    ThreadPool pool(1);
+    pool.Schedule([&] {
+      while (!go.load()) std::this_thread::yield();
+      ran.fetch_add(1);
+    });
+    for (int i = 0; i < 10; ++i) pool.Schedule([&] { ran.fetch_add(1); });
+    EXPECT_EQ(ran.load(), 0);  // all still waiting behind the first
+    go = true;
+  }
+  EXPECT_EQ(ran.load(), 11);
+}
+
 TEST(ThreadPoolTest, AnExceptionInATaskIsRethrownToTheCaller) {
   ThreadPool pool(2);
   for (size_t bad : {size_t{0}, size_t{500}, size_t{999}}) {

@@ -368,14 +368,17 @@ struct SearchStats {
   // that comes back with fewer than k answers is followed by the scan
   // (filter_short_walks). Memtables are always scanned. A walk for one
   // label alone on a mapped segment follows a graph of that label's nodes
-  // when the segment has one, built the first time such a search walks it
-  // (filter_label_graph_walks; docs/architecture.md, "Filtered search").
+  // when the segment has one (filter_label_graph_walks): the first search
+  // that asks queues its build on the DB's threads, and the walks go
+  // without it until it is built (filter_label_graph_pending; a few tenths
+  // of a second for 5K nodes; docs/architecture.md, "Label graphs").
   uint64_t filter_matches = 0;
   uint64_t filter_skipped = 0;
   uint64_t filter_scanned = 0;
   uint64_t filter_walked = 0;
   uint64_t filter_short_walks = 0;
   uint64_t filter_label_graph_walks = 0;
+  uint64_t filter_label_graph_pending = 0;
 };
 
 // How a search walks a disk-resident segment's graph (SegmentStorage::

@@ -36,7 +36,7 @@ absl::Status Collection::OpenSharedSegments(const Context& context,
           Segment::Open(fs_, SharedSegmentPath(meta.number), options_.dim, options_.metric,
                         {context.db_options.segment_storage,
                          context.db_options.node_cache_bytes, context.memory_budget,
-                         context.pool}));
+                         context.pool, context.pool}));
     }
   }
   if (context.db_options.read_only) return absl::OkStatus();  // a reader removes nothing

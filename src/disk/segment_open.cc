@@ -35,7 +35,7 @@ absl::StatusOr<std::shared_ptr<Segment>> Segment::Open(FileSystem* fs, const std
       break;
     }
   }
-  return segment::SegmentReader::Open(fs, path, dim, metric);
+  return segment::SegmentReader::Open(fs, path, dim, metric, options.background);
 }
 
 }  // namespace shoal

@@ -128,6 +128,7 @@ struct SegmentSearchStats {
   uint64_t filter_walked = 0;
   uint64_t filter_short_walks = 0;
   uint64_t filter_label_graph_walks = 0;
+  uint64_t filter_label_graph_pending = 0;  // walks without it: still being built
 };
 
 // How Segment::Open reads a segment (the DB's Options, docs/architecture.md
@@ -143,9 +144,15 @@ struct SegmentOpenOptions {
   // kDisk: threads that encode 4-bit codes when the budget is short (null:
   // the opening thread alone). Not owned; only used during Open.
   ThreadPool* pool = nullptr;
+  // kMapped: where label graphs (SegmentReader::LabelGraph) are built, in
+  // the background, while the searches that asked walk without them (null:
+  // the first search that asks builds one itself). Not owned; must outlive
+  // the segment's use (its tasks hold the segment only weakly, and skip
+  // a segment nobody holds any more).
+  ThreadPool* background = nullptr;
 };
 
-class Segment {
+class Segment : public std::enable_shared_from_this<Segment> {
  public:
   // Opens the file as `options.storage` says and checks its header, footer
   // and id table (magic, version, checksums, and that dim/metric match):

@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <new>
 #include <vector>
 
 #include "distance/distance.h"
@@ -42,10 +43,11 @@ constexpr float kLabelGraphAlpha = 1.2f;
 
 }  // namespace
 
-const graph::SubsetGraph* SegmentReader::SubsetFor(const AnswerFilter& admit) const {
+const graph::SubsetGraph* SegmentReader::SubsetFor(const AnswerFilter& admit,
+                                                   bool* pending) const {
   uint32_t label;
   if (admit.selected() == nullptr || !admit.selected_label(&label)) return nullptr;
-  return LabelGraph(label, *admit.selected());
+  return LabelGraph(label, *admit.selected(), pending);
 }
 
 const graph::SubsetGraph* SegmentReader::Refused() {
@@ -53,13 +55,29 @@ const graph::SubsetGraph* SegmentReader::Refused() {
   return refused;
 }
 
+const graph::SubsetGraph* SegmentReader::Building() {
+  static const graph::SubsetGraph* const building = new graph::SubsetGraph(0, 0, 1);
+  return building;
+}
+
+std::atomic<const graph::SubsetGraph*>* SegmentReader::LabelGraphs::Slots(size_t labels) {
+  if (slots_owner == nullptr) {
+    slots_owner = std::make_unique<std::atomic<const graph::SubsetGraph*>[]>(labels);
+    slots.store(slots_owner.get(), std::memory_order_release);
+  }
+  return slots_owner.get();
+}
+
 size_t SegmentReader::label_graph_count() const {
   MutexLock lock(&label_graphs_->mu);
   return label_graphs_->built.size();
 }
 
-const graph::SubsetGraph* SegmentReader::LabelGraph(uint32_t label,
-                                                    const BitSet& members) const {
+const graph::SubsetGraph* SegmentReader::LabelGraph(uint32_t label, const BitSet& members,
+                                                    bool* pending) const {
+  bool ignored;
+  if (pending == nullptr) pending = &ignored;
+  *pending = false;
   const size_t n = header_.vector_count;
   const RecordRegions* regions = record_regions();
   if (members.size() != n || regions == nullptr) return nullptr;
@@ -69,36 +87,93 @@ const graph::SubsetGraph* SegmentReader::LabelGraph(uint32_t label,
   LabelGraphs& g = *label_graphs_;
   if (std::atomic<const graph::SubsetGraph*>* slots = g.slots.load(std::memory_order_acquire)) {
     const graph::SubsetGraph* graph = slots[index].load(std::memory_order_acquire);
-    if (graph != nullptr) return graph == Refused() ? nullptr : graph;
+    *pending = graph == Building();
+    if (graph != nullptr) return graph == Refused() || graph == Building() ? nullptr : graph;
   }
-  // The slots, allocated by the first asker. REQUIRES: g.mu held.
-  auto slots = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(g.mu) {
-    if (g.slots_owner == nullptr) {
-      g.slots_owner = std::make_unique<std::atomic<const graph::SubsetGraph*>[]>(labels);
-      g.slots.store(g.slots_owner.get(), std::memory_order_release);
-    }
-    return g.slots_owner.get();
-  };
+  const size_t count = members.Count();
+  // Queued on the background pool when there is one and this segment is
+  // held by a shared_ptr (the task holds it weakly).
+  std::weak_ptr<const Segment> weak = weak_from_this();
+  const bool queue = background_ != nullptr && !weak.expired();
   {
     MutexLock lock(&g.mu);
-    if (g.built.size() >= kMaxLabelGraphs) {  // no more: this label's answer is kept too
-      slots()[index].store(Refused(), std::memory_order_release);
+    std::atomic<const graph::SubsetGraph*>& slot = g.Slots(labels)[index];
+    if (const graph::SubsetGraph* graph = slot.load(std::memory_order_relaxed)) {
+      *pending = graph == Building();
+      return graph == Refused() || graph == Building() ? nullptr : graph;
+    }
+    // A label too common, or once kMaxLabelGraphs were built: refused, and
+    // the refusal kept (the segment does not change, so neither would the
+    // answer).
+    if (!HasLabelGraphs(count) || g.built.size() >= kMaxLabelGraphs) {
+      slot.store(Refused(), std::memory_order_release);
       return nullptr;
     }
+    if (queue) {
+      // No more queued than could be kept; the rest are asked again later.
+      if (g.built.size() + g.pending >= kMaxLabelGraphs ||
+          g.members + g.pending_members + count > n) {
+        return nullptr;
+      }
+      ++g.pending;
+      g.pending_members += count;
+      slot.store(Building(), std::memory_order_release);
+      *pending = true;
+    }
+  }
+  if (queue) {
+    background_->Schedule([weak = std::move(weak), label, index] {
+      // Skipped once nobody holds the segment (its shard dropped it, or
+      // the DB closed).
+      if (std::shared_ptr<const Segment> self = weak.lock()) {
+        static_cast<const SegmentReader&>(*self).BuildLabelGraphInBackground(label, index);
+      }
+    });
+    return nullptr;
   }
   // Built outside the lock (searches for other labels go on); two searches
   // that ask at once may both build it, and the first kept is used.
-  const size_t count = members.Count();
-  std::unique_ptr<const graph::SubsetGraph> built;
-  if (HasLabelGraphs(count)) built = BuildLabelGraph(members, count);
-  MutexLock lock(&g.mu);
-  std::atomic<const graph::SubsetGraph*>& slot = slots()[index];
-  if (const graph::SubsetGraph* graph = slot.load(std::memory_order_relaxed)) {
-    return graph == Refused() ? nullptr : graph;
+  return PublishLabelGraph(index, count, BuildLabelGraph(members, count), /*was_pending=*/false);
+}
+
+void SegmentReader::BuildLabelGraphInBackground(uint32_t label, size_t index) const {
+  const size_t n = header_.vector_count;
+  const RecordRegions& regions = *record_regions();
+  // The label's nodes: the segment's own bits of it, else from its posting
+  // list (the searches' sets may be their own).
+  const BitSet* bits = regions.LabelBits(label);
+  BitSet own;
+  if (bits == nullptr || bits->size() != n) {
+    own.Reset(n);
+    for (const uint32_t node : regions.postings(label)) own.Set(node);  // Load checked: < n
+    bits = &own;
   }
+  const size_t count = bits->Count();
+  std::unique_ptr<const graph::SubsetGraph> built;
+  try {
+    built = BuildLabelGraph(*bits, count);
+  } catch (const std::bad_alloc&) {
+    built = nullptr;  // refused: no worker may end the process
+  }
+  PublishLabelGraph(index, count, std::move(built), /*was_pending=*/true);
+}
+
+const graph::SubsetGraph* SegmentReader::PublishLabelGraph(
+    size_t index, size_t count, std::unique_ptr<const graph::SubsetGraph> built,
+    bool was_pending) const {
+  LabelGraphs& g = *label_graphs_;
+  const size_t n = header_.vector_count;
+  MutexLock lock(&g.mu);
+  if (was_pending) {
+    --g.pending;
+    g.pending_members -= count;
+  }
+  std::atomic<const graph::SubsetGraph*>& slot =
+      g.Slots(record_regions()->distinct_label_count())[index];
+  const graph::SubsetGraph* kept = slot.load(std::memory_order_relaxed);
+  if (kept != nullptr && kept != Building()) return kept == Refused() ? nullptr : kept;
   if (g.built.size() >= kMaxLabelGraphs || g.members + count > n) built = nullptr;  // no room
-  // A refusal is kept too (and costs no room): the segment does not
-  // change, so neither would the answer.
+  // A refusal is kept too (and costs no room).
   if (built == nullptr) {
     slot.store(Refused(), std::memory_order_release);
     return nullptr;

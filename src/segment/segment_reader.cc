@@ -35,7 +35,8 @@ SegmentReader::SegmentReader(std::string path, std::unique_ptr<ReadOnlyMappedFil
 
 absl::StatusOr<std::shared_ptr<Segment>> SegmentReader::Open(FileSystem* fs,
                                                              const std::string& path,
-                                                             uint32_t dim, Metric metric) {
+                                                             uint32_t dim, Metric metric,
+                                                             ThreadPool* background) {
   SHOAL_ASSIGN_OR_RETURN(std::unique_ptr<ReadOnlyMappedFile> file, fs->OpenReadOnlyMapped(path));
   const uint64_t size = file->size();
   if (size < kHeaderSize + kFooterSize) {
@@ -61,6 +62,7 @@ absl::StatusOr<std::shared_ptr<Segment>> SegmentReader::Open(FileSystem* fs,
   }
   std::shared_ptr<SegmentReader> segment(
       new SegmentReader(path, std::move(file), header, footer, std::move(sq8)));
+  segment->background_ = background;
   SHOAL_RETURN_IF_ERROR(segment->CheckIdTable());
   SHOAL_RETURN_IF_ERROR(segment->LoadRecords());
   segment->ChooseEntryPoints();

@@ -31,9 +31,12 @@ struct SearchScratch;  // segment_search.cc
 
 class SegmentReader final : public SegmentFile {
  public:
-  // As Segment::Open with SegmentStorage::kMapped.
+  // As Segment::Open with SegmentStorage::kMapped; label graphs are built
+  // on `background` (SegmentOpenOptions::background; null: by the search
+  // that asks).
   static absl::StatusOr<std::shared_ptr<Segment>> Open(FileSystem* fs, const std::string& path,
-                                                       uint32_t dim, Metric metric);
+                                                       uint32_t dim, Metric metric,
+                                                       ThreadPool* background = nullptr);
 
   absl::StatusOr<Lookup> Find(uint64_t id, uint64_t* sequence,
                               std::vector<float>* vector) const override;
@@ -61,8 +64,11 @@ class SegmentReader final : public SegmentFile {
   // The graph of the nodes that have `label` (exactly `members`, a BitSet
   // over the nodes) that a filtered walk for that label alone follows
   // (graph/subset_graph.h; segment_label_graph.cc): built from this
-  // segment's graph the first time a search asks for it (in that search),
-  // then kept while the segment lives. Null, and the walk gathers its
+  // segment's graph once a search asks for it, then kept while the segment
+  // lives. With a background pool (Open) the build is queued there and the
+  // searches walk without it until it is done (a first search does not
+  // wait 0.2-0.4 s a segment); without one, the first search that asks
+  // builds it. Null, and the walk gathers its
   // matches step by step as before, for a label more than a quarter of the
   // nodes have, once kMaxLabelGraphs graphs were built, once the
   // graphs built hold as many members as the segment has nodes (their RAM,
@@ -75,7 +81,10 @@ class SegmentReader final : public SegmentFile {
   // graph would take longest to build (0.6-1.6 s for 25K of 50K nodes,
   // against 0.18-0.35 s for 5K; docs/performance.md, "Filtered search").
   static constexpr uint64_t kLabelGraphMaxShare = 4;
-  const graph::SubsetGraph* LabelGraph(uint32_t label, const BitSet& members) const;
+  // *pending (when given) says whether a null answer is a graph still being
+  // built.
+  const graph::SubsetGraph* LabelGraph(uint32_t label, const BitSet& members,
+                                       bool* pending = nullptr) const;
   // Label graphs built so far, and their bytes (for tests and stats).
   size_t label_graph_count() const;
 
@@ -181,7 +190,17 @@ class SegmentReader final : public SegmentFile {
   }
   // The label graph a filtered search may walk (LabelGraph of
   // admit.selected_label()), or null.
-  const graph::SubsetGraph* SubsetFor(const AnswerFilter& admit) const;
+  const graph::SubsetGraph* SubsetFor(const AnswerFilter& admit, bool* pending) const;
+  // The background build of label `label` (at `index` in the slots): its
+  // members from the segment's records, the graph, then Publish.
+  void BuildLabelGraphInBackground(uint32_t label, size_t index) const;
+  // Keeps `built` (of `count` members; null: refused) as label `index`'s
+  // graph unless another is kept already or there is no room; returns
+  // the graph kept (null: refused). `was_pending`: a background build's,
+  // which no longer counts as pending.
+  const graph::SubsetGraph* PublishLabelGraph(size_t index, size_t count,
+                                              std::unique_ptr<const graph::SubsetGraph> built,
+                                              bool was_pending) const;
   // Builds LabelGraph's graph of `members` (`count` of them); null when a
   // block fails its checks.
   std::unique_ptr<const graph::SubsetGraph> BuildLabelGraph(const BitSet& members,
@@ -259,9 +278,17 @@ class SegmentReader final : public SegmentFile {
     std::unique_ptr<std::atomic<const graph::SubsetGraph*>[]> slots_owner ABSL_GUARDED_BY(mu);
     std::vector<std::unique_ptr<const graph::SubsetGraph>> built ABSL_GUARDED_BY(mu);
     size_t members ABSL_GUARDED_BY(mu) = 0;   // in the graphs built
+    // Queued on the background pool, not yet published: they count toward
+    // the bounds, so no more are queued than could be kept.
+    size_t pending ABSL_GUARDED_BY(mu) = 0;
+    size_t pending_members ABSL_GUARDED_BY(mu) = 0;
+    // Allocates the slots on first use.
+    std::atomic<const graph::SubsetGraph*>* Slots(size_t labels) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
   };
-  // The slot value of a refused label.
+  // The slot values of a refused label and of one being built.
   static const graph::SubsetGraph* Refused();
+  static const graph::SubsetGraph* Building();
+  ThreadPool* background_ = nullptr;  // Open's; null: builds in the search
   const std::unique_ptr<LabelGraphs> label_graphs_ = std::make_unique<LabelGraphs>();
 };
 

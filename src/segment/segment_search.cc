@@ -88,6 +88,18 @@ constexpr size_t kCodePrefetchAhead = 12;
 
 thread_local SearchScratch tls_scratch;
 
+// A walk's use of its label's graph in the stats: followed, or wanted and
+// still being built.
+void CountLabelGraphWalk(const graph::SubsetGraph* subset, bool pending,
+                         SegmentSearchStats* stats) {
+  if (stats == nullptr) return;
+  if (subset != nullptr) {
+    ++stats->filter_label_graph_walks;
+  } else if (pending) {
+    ++stats->filter_label_graph_pending;
+  }
+}
+
 // ChooseEntryPoints. Walks from the medoid for kEntryProbes of the graph's
 // own nodes at list kEntryProbeListSize; kEntryProbesMissed or more misses
 // give the segment its entry points (graph/entry_points.h). Measured
@@ -538,8 +550,10 @@ absl::Status SegmentReader::SearchCoded(const float* query, const SearchOptions&
   SearchScratch* s = lease.get();
   s->sq8.Reset(*sq8_, header_.metric, query);
   WalkCounts counts;
-  const graph::SubsetGraph* subset = admit.selected() == nullptr ? nullptr : SubsetFor(admit);
-  if (subset != nullptr && stats != nullptr) ++stats->filter_label_graph_walks;
+  bool pending = false;
+  const graph::SubsetGraph* subset =
+      admit.selected() == nullptr ? nullptr : SubsetFor(admit, &pending);
+  CountLabelGraphWalk(subset, pending, stats);
   // A label graph starts its walk near the query by itself (its members
   // near the closest entry points); without one, a graph with entry points
   // first locates the query's part of the graph with an unfiltered walk.
@@ -580,8 +594,9 @@ absl::Status SegmentReader::SearchImpl(const float* query, const SearchOptions& 
   const ScratchLease lease(&tls_scratch);
   SearchScratch* s = lease.get();
   WalkCounts counts;
-  const graph::SubsetGraph* subset = SubsetFor(admit);
-  if (subset != nullptr && stats != nullptr) ++stats->filter_label_graph_walks;
+  bool pending = false;
+  const graph::SubsetGraph* subset = SubsetFor(admit, &pending);
+  CountLabelGraphWalk(subset, pending, stats);
   SHOAL_RETURN_IF_ERROR(
       WalkMaybeFiltered(VectorNavigator<kMetric>{*this, query, {}}, options, s, stats, &counts,
                         admit.selected(), subset));

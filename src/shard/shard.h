@@ -421,7 +421,7 @@ class Shard {
   absl::StatusOr<std::shared_ptr<Segment>> OpenSegment(const std::string& path) const {
     return Segment::Open(fs_, path, dim(), metric(),
                          {options_.db.segment_storage, options_.db.node_cache_bytes,
-                          options_.memory_budget, options_.pool});
+                          options_.memory_budget, options_.pool, options_.pool});
   }
 
   // ---- shard_compact.cc, shard_flush.cc ----

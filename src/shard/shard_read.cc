@@ -34,6 +34,7 @@ void AddSegmentStats(const SegmentSearchStats& from, SearchStats* to) {
   to->filter_walked += from.filter_walked;
   to->filter_short_walks += from.filter_short_walks;
   to->filter_label_graph_walks += from.filter_label_graph_walks;
+  to->filter_label_graph_pending += from.filter_label_graph_pending;
 }
 
 // A filtered search of one segment (issue 44; docs/architecture.md

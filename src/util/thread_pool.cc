@@ -68,6 +68,18 @@ bool ThreadPool::RunOne() {
   return true;
 }
 
+void ThreadPool::Schedule(std::function<void()> task) {
+  if (workers_.empty()) {
+    task();
+    return;
+  }
+  {
+    MutexLock lock(&mu_);
+    queue_.push_back(std::move(task));
+  }
+  work_ready_.Signal();
+}
+
 void ThreadPool::ParallelFor(size_t n, const std::function<void(size_t)>& fn) {
   Run(n, fn, /*help=*/true);
 }

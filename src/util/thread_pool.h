@@ -48,6 +48,11 @@ class ThreadPool {
   // queues chunks that run for seconds). For a short fn that never waits on
   // this pool itself (a search's shards); nested calls must use ParallelFor.
   void ParallelForWithoutHelping(size_t n, const std::function<void(size_t)>& fn);
+  // Queues `task` to run on a worker and returns at once: work nobody waits
+  // for (a segment's label graphs). Tasks run in the order queued, after
+  // what was queued before them; the destructor runs those still queued. A
+  // pool without workers runs `task` here, before returning.
+  void Schedule(std::function<void()> task);
 
  private:
   ThreadPool() = default;
