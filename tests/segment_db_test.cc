@@ -141,8 +141,12 @@ TEST(SegmentDbTest, ListSizeBelowKAnswersKVisibleNeighboursFromSeveralSegments) 
   }
   // Recall for speed: 0.47, 0.69 and 0.90 when written (these queries come
   // from other clusters than the data).
+  // Measured again 2026-12-05 over 95 runs (the graphs differ from run to
+  // run): list 9 read 0.79-0.91, mean 0.845, both at 25355ca and after it,
+  // so 0.8 failed about one run in fifty; 0.7 still fails a search that
+  // lost its way.
   EXPECT_GE(recall[1], 0.3);
-  EXPECT_GE(recall[9], 0.8);
+  EXPECT_GE(recall[9], 0.7);
   EXPECT_LT(recall[1], recall[9]);
 }
 
