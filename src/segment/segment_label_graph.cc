@@ -63,6 +63,9 @@ const graph::SubsetGraph* SegmentReader::Building() {
 std::atomic<const graph::SubsetGraph*>* SegmentReader::LabelGraphs::Slots(size_t labels) {
   if (slots_owner == nullptr) {
     slots_owner = std::make_unique<std::atomic<const graph::SubsetGraph*>[]>(labels);
+    // Room for every graph kept, so that keeping one (PublishLabelGraph,
+    // on a worker too) allocates nothing.
+    built.reserve(kMaxLabelGraphs);
     slots.store(slots_owner.get(), std::memory_order_release);
   }
   return slots_owner.get();
@@ -122,11 +125,11 @@ const graph::SubsetGraph* SegmentReader::LabelGraph(uint32_t label, const BitSet
     }
   }
   if (queue) {
-    background_->Schedule([weak = std::move(weak), label, index] {
+    background_->Schedule([weak = std::move(weak), label, index, count] {
       // Skipped once nobody holds the segment (its shard dropped it, or
       // the DB closed).
       if (std::shared_ptr<const Segment> self = weak.lock()) {
-        static_cast<const SegmentReader&>(*self).BuildLabelGraphInBackground(label, index);
+        static_cast<const SegmentReader&>(*self).BuildLabelGraphInBackground(label, index, count);
       }
     });
     return nullptr;
@@ -136,24 +139,25 @@ const graph::SubsetGraph* SegmentReader::LabelGraph(uint32_t label, const BitSet
   return PublishLabelGraph(index, count, BuildLabelGraph(members, count), /*was_pending=*/false);
 }
 
-void SegmentReader::BuildLabelGraphInBackground(uint32_t label, size_t index) const {
-  const size_t n = header_.vector_count;
-  const RecordRegions& regions = *record_regions();
-  // The label's nodes: the segment's own bits of it, else from its posting
-  // list (the searches' sets may be their own).
-  const BitSet* bits = regions.LabelBits(label);
-  BitSet own;
-  if (bits == nullptr || bits->size() != n) {
-    own.Reset(n);
-    for (const uint32_t node : regions.postings(label)) own.Set(node);  // Load checked: < n
-    bits = &own;
-  }
-  const size_t count = bits->Count();
+void SegmentReader::BuildLabelGraphInBackground(uint32_t label, size_t index,
+                                                size_t count) const {
   std::unique_ptr<const graph::SubsetGraph> built;
   try {
+    // The label's nodes (`count` of them, as when queued): the segment's
+    // own bits of it, else from its posting list (a search's set may be
+    // its own).
+    const size_t n = header_.vector_count;
+    const RecordRegions& regions = *record_regions();
+    const BitSet* bits = regions.LabelBits(label);
+    BitSet own;
+    if (bits == nullptr || bits->size() != n) {
+      own.Reset(n);
+      for (const uint32_t node : regions.postings(label)) own.Set(node);  // Load checked: < n
+      bits = &own;
+    }
     built = BuildLabelGraph(*bits, count);
   } catch (const std::bad_alloc&) {
-    built = nullptr;  // refused: no worker may end the process
+    built = nullptr;  // refused: a worker must not end the process
   }
   PublishLabelGraph(index, count, std::move(built), /*was_pending=*/true);
 }

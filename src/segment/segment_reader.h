@@ -191,9 +191,10 @@ class SegmentReader final : public SegmentFile {
   // The label graph a filtered search may walk (LabelGraph of
   // admit.selected_label()), or null.
   const graph::SubsetGraph* SubsetFor(const AnswerFilter& admit, bool* pending) const;
-  // The background build of label `label` (at `index` in the slots): its
-  // members from the segment's records, the graph, then Publish.
-  void BuildLabelGraphInBackground(uint32_t label, size_t index) const;
+  // The background build of label `label` (at `index` in the slots, `count`
+  // members when queued): its members from the segment's records, the
+  // graph, then PublishLabelGraph.
+  void BuildLabelGraphInBackground(uint32_t label, size_t index, size_t count) const;
   // Keeps `built` (of `count` members; null: refused) as label `index`'s
   // graph unless another is kept already or there is no room; returns
   // the graph kept (null: refused). `was_pending`: a background build's,
