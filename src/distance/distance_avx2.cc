@@ -229,19 +229,6 @@ int32_t DotBytesAvx2(const int16_t* w, const uint8_t* c, size_t dim) {
 // Four floats widened to doubles.
 inline __m256d FloatsToDoubles(const float* f) { return _mm256_cvtps_pd(_mm_loadu_ps(f)); }
 
-constexpr DistanceKernels kAvx2Kernels = {"avx2",
-                                           &L2SquaredAvx2,
-                                           &DotAvx2,
-                                           &BatchImpl<L2SquaredImpl>,
-                                           &BatchImpl<DotImpl>,
-                                           &L2SquaredFourAvx2,
-                                           &DotBytesAvx2,
-                                           &DotBytesFourAvx2,
-                                           &ScaledSumsAvx2,
-                                           &QuantizeScaledAvx2};
-
-}  // namespace
-
 // Four codes against one load of the weights; the four sums of eight lanes
 // are added across by three horizontal adds. Integer sums: exact in any
 // order, so the same as DotBytesAvx2's (and the scalar kernel's).
@@ -268,6 +255,19 @@ void DotBytesFourAvx2(const int16_t* w, const uint8_t* const c[4], size_t dim,
     for (int k = 0; k < 4; ++k) out[k] += int32_t{w[i]} * c[k][i];
   }
 }
+
+constexpr DistanceKernels kAvx2Kernels = {"avx2",
+                                           &L2SquaredAvx2,
+                                           &DotAvx2,
+                                           &BatchImpl<L2SquaredImpl>,
+                                           &BatchImpl<DotImpl>,
+                                           &L2SquaredFourAvx2,
+                                           &DotBytesAvx2,
+                                           &DotBytesFourAvx2,
+                                           &ScaledSumsAvx2,
+                                           &QuantizeScaledAvx2};
+
+}  // namespace
 
 // The scalar kernel's four lanes are the vector's four lanes, with the same
 // operations in the same order, so the same bits. The compiler may fuse a

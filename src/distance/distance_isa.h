@@ -26,11 +26,8 @@ const DistanceKernels& Avx2Kernels();
 const DistanceKernels& Avx512Kernels();
 const DistanceKernels& Avx512VnniKernels();  // Avx512Kernels(), four codes on VNNI
 
-// The AVX2 kernels of an SQ8 query's sums and weights and of four codes'
-// sums (distance.h); the AVX-512 sets use the first two. Same REQUIRES as
-// Avx2Kernels().
-void DotBytesFourAvx2(const int16_t* w, const uint8_t* const c[4], size_t dim,
-                      int32_t out[4]);
+// The AVX2 kernels of an SQ8 query's sums and weights (distance.h), which
+// the AVX-512 sets use too. Same REQUIRES as Avx2Kernels().
 void ScaledSumsAvx2(const float* q, const float* lo, const float* scale, size_t dim,
                     double out[3]);
 void QuantizeScaledAvx2(const float* q, const float* scale, double inverse, double most,
