@@ -54,6 +54,28 @@ TEST(ThreadPoolTest, ScheduleReturnsAtOnceAndTheDestructorRunsWhatIsQueued) {
   EXPECT_EQ(ran.load(), 11);
 }
 
+// A ParallelFor caller waiting for its last index runs other calls'
+// queued work, never a scheduled task: those can take seconds (a label
+// graph), and the caller may be a writer. Here the task is scheduled
+// behind the call's helper, while the worker runs the helper's index.
+TEST(ThreadPoolTest, AWaitingParallelForCallerNeverRunsAScheduledTask) {
+  ThreadPool pool(1);
+  const std::thread::id caller = std::this_thread::get_id();
+  std::atomic<bool> worker_has_index{false};
+  std::atomic<std::thread::id> task_ran_on{};
+  pool.ParallelFor(2, [&](size_t) {
+    if (std::this_thread::get_id() != caller) {
+      worker_has_index = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      return;
+    }
+    pool.Schedule([&] { task_ran_on = std::this_thread::get_id(); });
+    while (!worker_has_index.load()) std::this_thread::yield();
+  });
+  while (task_ran_on.load() == std::thread::id()) std::this_thread::yield();
+  EXPECT_NE(task_ran_on.load(), caller);
+}
+
 TEST(ThreadPoolTest, AnExceptionInATaskIsRethrownToTheCaller) {
   ThreadPool pool(2);
   for (size_t bad : {size_t{0}, size_t{500}, size_t{999}}) {

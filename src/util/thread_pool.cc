@@ -47,10 +47,12 @@ void ThreadPool::WorkerLoop() {
     std::function<void()> task;
     {
       MutexLock lock(&mu_);
-      while (!stopping_ && queue_.empty()) work_ready_.Wait(&mu_);
-      if (queue_.empty()) return;  // stopping, and nothing left to do
-      task = std::move(queue_.front());
-      queue_.pop_front();
+      while (!stopping_ && queue_.empty() && scheduled_.empty()) work_ready_.Wait(&mu_);
+      // A call's work first: its caller is waiting for it.
+      std::deque<std::function<void()>>& from = !queue_.empty() ? queue_ : scheduled_;
+      if (from.empty()) return;  // stopping, and nothing left to do
+      task = std::move(from.front());
+      from.pop_front();
     }
     task();
   }
@@ -75,7 +77,7 @@ void ThreadPool::Schedule(std::function<void()> task) {
   }
   {
     MutexLock lock(&mu_);
-    queue_.push_back(std::move(task));
+    scheduled_.push_back(std::move(task));
   }
   work_ready_.Signal();
 }

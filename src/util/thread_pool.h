@@ -49,9 +49,11 @@ class ThreadPool {
   // this pool itself (a search's shards); nested calls must use ParallelFor.
   void ParallelForWithoutHelping(size_t n, const std::function<void(size_t)>& fn);
   // Queues `task` to run on a worker and returns at once: work nobody waits
-  // for (a segment's label graphs). Tasks run in the order queued, after
-  // what was queued before them; the destructor runs those still queued. A
-  // pool without workers runs `task` here, before returning.
+  // for (a segment's label graphs). Scheduled tasks run in the order
+  // queued, each once a worker finds no ParallelFor work queued; a waiting
+  // ParallelFor caller never runs one (it may take seconds, and the caller
+  // may be a writer). The destructor runs those still queued. A pool
+  // without workers runs `task` here, before returning.
   void Schedule(std::function<void()> task);
 
  private:
@@ -67,7 +69,8 @@ class ThreadPool {
 
   Mutex mu_;
   CondVar work_ready_;
-  std::deque<std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);      // ParallelFor's
+  std::deque<std::function<void()>> scheduled_ ABSL_GUARDED_BY(mu_);  // Schedule's
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::thread> workers_;
 };
