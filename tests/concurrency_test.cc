@@ -35,7 +35,7 @@
 #include "shoal/filter.h"
 #include "shoal/options.h"
 #include "shoal/record.h"
-#include "shard/filter_plan.h"
+#include "testutil/forced_plan.h"
 #include "testutil/sanitized.h"
 #include "testutil/temp_dir.h"
 
@@ -942,10 +942,7 @@ TEST(LabelGraphConcurrencyTest, SearchesBuildsAndMergesRunTogether) {
   };
   ASSERT_OK(put_range(0, 4000));
   ASSERT_OK(db->Flush());
-  struct Walk {  // every filtered segment walked, none scanned
-    Walk() { FilterScanCost() = 0; }
-    ~Walk() { FilterScanCost() = kDefaultFilterScanCost; }
-  } walk;
+  const ForcedPlan walk(0);  // every filtered segment walked, none scanned
   std::atomic<bool> done{false};
   std::atomic<uint64_t> graph_walks{0};
   std::vector<std::thread> searchers;

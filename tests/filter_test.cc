@@ -25,8 +25,8 @@
 #include "filter/compiled_filter.h"
 #include "gtest/gtest.h"
 #include "record/record_format.h"
-#include "shard/filter_plan.h"
 #include "shoal/shoal.h"
+#include "testutil/forced_plan.h"
 #include "testutil/temp_dir.h"
 
 namespace shoal::test {
@@ -302,14 +302,9 @@ TEST_P(FilteredSearchTest, ExactlyKMatchingFromFlushedSegments) {
 }
 
 // The planner's two paths, each forced on every segment with matches
-// (shard/filter_plan.h): walks among the matches (with their fallback to
-// the scan when short) and scans of the matches' codes with their rerank
-// each answer exactly min(k, matching), only matching ids.
-class ForcedPlan {
- public:
-  explicit ForcedPlan(uint64_t cost) { FilterScanCost() = cost; }
-  ~ForcedPlan() { FilterScanCost() = kDefaultFilterScanCost; }
-};
+// (ForcedPlan): walks among the matches (with their fallback to the scan
+// when short) and scans of the matches' codes with their rerank each
+// answer exactly min(k, matching), only matching ids.
 
 TEST_P(FilteredSearchTest, WalksAmongTheMatchesAnswerExactlyKMatching) {
   PutRange(0, kCount);
