@@ -81,9 +81,10 @@ namespace {
 constexpr size_t kPrefetchAhead = 4;
 // A hop's codes this many ahead of the four being scored are prefetched:
 // three groups of four. A code arrives in the time three groups take
-// (embed, 384-d codes of 6 lines: 8-11% more QPS than 4 ahead, 12 to 24
-// and the whole hop at once all close; medium's 256-d codes unchanged;
-// docs/performance.md, "Kernels and prefetch").
+// (embed, 384-d codes of 6 lines: +4-5% QPS over 4 ahead in 4 rounds in
+// turns, +4-10% in earlier sets, where 12 to 24 and the whole hop at once
+// were all close; medium's 256-d codes unchanged; docs/performance.md,
+// "Kernels and prefetch").
 constexpr size_t kCodePrefetchAhead = 12;
 
 thread_local SearchScratch tls_scratch;
